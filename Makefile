@@ -1,0 +1,63 @@
+# ik: inverse kinematics, a C core with a Lua binding.
+#   make          ik/core.so (Lua 5.4), libik.a, the C example
+#   make luajit   build/luajit/ik/core.so (LuaJIT 2.1, what LOVE 11 embeds)
+#   make test     both modules, the busted specs under Lua 5.4 and LuaJIT, the C example
+#   make demo     the headless demo: a table of solves and SVG pictures in demo/out/
+#   make deps     installs the Debian packages the above need (as root), or says how
+
+CC      ?= cc
+CSTD    := -std=c99
+WARN    := -Wall -Wextra -pedantic -Wshadow -Wmissing-prototypes -Wstrict-prototypes \
+           -Wcast-qual -Wpointer-arith -Wundef -Werror
+# -ffp-contract=off: no fused multiply-adds, so every build gives the same bits.
+OPT     ?= -O2
+CFLAGS  ?=
+ALL_CFLAGS := $(CSTD) $(OPT) $(WARN) -ffp-contract=off -fPIC $(CFLAGS)
+
+LUA54_INC  ?= /usr/include/lua5.4
+LUAJIT_INC ?= /usr/include/luajit-2.1
+
+CORE_SRC := src/chain.c src/two_bone.c src/ccd.c src/fabrik.c src/relax.c
+CORE_HDR := src/ik.h src/ik_math.h src/chain.h
+BIND_SRC := src/ik_lua.c
+BIND_HDR := src/ik_lua_compat.h
+
+CORE_OBJ := $(CORE_SRC:src/%.c=build/core/%.o)
+
+.PHONY: all luajit test demo deps bench clean
+
+all: ik/core.so libik.a build/examples/solve
+
+build/core/%.o: src/%.c $(CORE_HDR)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -c $< -o $@
+
+libik.a: $(CORE_OBJ)
+	rm -f $@
+	ar rcs $@ $^
+
+ik/core.so: $(CORE_SRC) $(BIND_SRC) $(CORE_HDR) $(BIND_HDR)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -I$(LUA54_INC) -shared $(CORE_SRC) $(BIND_SRC) -o $@ -lm
+
+luajit: build/luajit/ik/core.so
+
+build/luajit/ik/core.so: $(CORE_SRC) $(BIND_SRC) $(CORE_HDR) $(BIND_HDR)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -I$(LUAJIT_INC) -shared $(CORE_SRC) $(BIND_SRC) -o $@ -lm
+
+build/examples/solve: examples/solve.c libik.a src/ik.h
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -Isrc examples/solve.c libik.a -o $@ -lm
+
+deps:
+	@sh tools/deps.sh
+
+test: deps all luajit
+	@sh spec/run.sh
+
+demo: deps ik/core.so
+	lua5.4 demo/demo.lua
+
+clean:
+	rm -rf build ik libik.a demo/out

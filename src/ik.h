@@ -1,0 +1,172 @@
+/*
+ * ik.h - inverse kinematics for bone chains: the public C API of the core.
+ *
+ * The core knows nothing of Lua; an engine links it directly (libik.a).
+ *
+ * Conventions (the same as the Lua API, but 0-based):
+ *   - Radians everywhere; 2D angles are counter-clockwise from +x in a y-up frame.
+ *   - A chain of n bones has joints 0..n: joint i is the base of bone i, joint n is the
+ *     tip (the end effector). Joint 0 is the base and never moves in a solve.
+ *   - Bone i points along the local +x axis of its frame; local angles are relative to
+ *     the parent bone (bone 0: relative to the base frame).
+ *   - Functions that can be misused validate their input and return an ik_status; a call
+ *     that returns anything but IK_OK has changed nothing. Not reaching a target is not
+ *     an error: it is a result (ik_result.reached == 0).
+ *   - Solves and getters allocate nothing.
+ */
+#ifndef IK_H
+#define IK_H
+
+#include <stddef.h>
+
+#define IK_VERSION "0.1.0"
+
+/* The number type. double matches lua_Number. */
+typedef double ik_real;
+
+typedef enum ik_status {
+    IK_OK = 0,
+    IK_ERR_COUNT,        /* a chain needs at least one bone */
+    IK_ERR_TOO_LARGE,    /* the chain's size does not fit in memory sizes */
+    IK_ERR_NO_MEMORY,    /* allocation failed (ik_chain2d_create only) */
+    IK_ERR_NOT_FINITE,   /* a number is NaN or infinite */
+    IK_ERR_NEGATIVE,     /* a length or weight is below zero */
+    IK_ERR_INDEX,        /* a bone or joint index is out of range */
+    IK_ERR_ITERATIONS,   /* settings: iterations must be >= 1 */
+    IK_ERR_TOLERANCE,    /* settings: tolerance must be finite and >= 0 */
+    IK_ERR_GREED,        /* settings: greed must be in (0, 1] */
+    IK_ERR_BEND,         /* bend must be 1 or -1 */
+    IK_ERR_SOLVER,       /* settings: unknown solver */
+    IK_ERR_NOT_TWO_BONE, /* the two-bone solver needs a chain of exactly 2 bones */
+    IK_ERR_DIMENSION     /* the call is for a chain of the other dimension */
+} ik_status;
+
+/* A short lowercase message for a status, suitable for an argument error. */
+const char *ik_status_string(ik_status status);
+
+typedef enum ik_solver {
+    IK_SOLVER_FABRIK = 0, /* Aristidou and Lasenby 2011: backward and forward passes */
+    IK_SOLVER_CCD,        /* cyclic coordinate descent with greed */
+    IK_SOLVER_RELAX,      /* constraint relaxation with per-joint weights */
+    IK_SOLVER_TWO_BONE    /* the analytic solve; chains of exactly 2 bones */
+} ik_solver;
+
+/* "fabrik", "ccd", "relax", "two_bone"; NULL for an unknown value. */
+const char *ik_solver_name(ik_solver solver);
+/* Parses a solver name; returns IK_ERR_SOLVER for an unknown one. */
+ik_status ik_solver_parse(const char *name, ik_solver *out);
+
+/* Solver settings of a chain. Start from ik_default_settings(). */
+typedef struct ik_settings {
+    ik_solver solver;  /* what ik_chain_solve uses; default IK_SOLVER_FABRIK */
+    int iterations;    /* maximum iterations, >= 1; default IK_DEFAULT_ITERATIONS */
+    ik_real tolerance; /* reached when tip-to-target distance <= tolerance, >= 0 (world units) */
+    ik_real greed;     /* CCD: fraction of each joint's rotation applied, in (0, 1] */
+    int greed_ramp;    /* CCD: nonzero raises greed linearly so it is 1 on the last iteration */
+    int bend;          /* two-bone solve: 1 bends with a positive joint angle, -1 negative */
+} ik_settings;
+
+#define IK_DEFAULT_ITERATIONS 64
+#define IK_DEFAULT_TOLERANCE 1e-3
+#define IK_DEFAULT_GREED 0.5
+#define IK_DEFAULT_GREED_RAMP 1
+#define IK_DEFAULT_BEND 1
+
+ik_settings ik_default_settings(void);
+ik_status ik_settings_validate(const ik_settings *settings);
+
+/* What a solve did. */
+typedef struct ik_result {
+    int reached;       /* distance <= tolerance */
+    ik_real distance;  /* tip-to-target distance after the solve */
+    int iterations;    /* iterations performed (0 when the tip was already within tolerance) */
+} ik_result;
+
+/* ---- Stateless analytic two-bone solves (root at the origin) ---- */
+
+/*
+ * Angle form (trigonometric), after Ryan Juckett's "Analytic Two-Bone IK in 2D".
+ * Outputs a1, the world angle of bone 1, and a2, the angle of bone 2 relative to bone 1,
+ * with a2 >= 0 for bend == 1 and a2 <= 0 for bend == -1. *reached is 1 when the target
+ * lies in the reachable ring |l1 - l2| <= |p| <= l1 + l2 (up to rounding), else 0 and the
+ * pose is the closest one. Errors: IK_ERR_NOT_FINITE, IK_ERR_NEGATIVE, IK_ERR_BEND.
+ */
+ik_status ik_two_bone(ik_real l1, ik_real l2, ik_real x, ik_real y, int bend, ik_real *a1,
+                      ik_real *a2, int *reached);
+
+/*
+ * Vector form (no trigonometry), after Inigo Quilez's two-bone IK: the middle joint j for
+ * a root at the origin, |j| = r1 always. Same bend meaning and same pose as ik_two_bone
+ * for every target, reachable or not.
+ */
+ik_status ik_two_bone_joint(ik_real x, ik_real y, ik_real r1, ik_real r2, int bend,
+                            ik_real *jx, ik_real *jy, int *reached);
+
+/* ---- Chains ---- */
+
+typedef struct ik_chain ik_chain;
+
+/* Bytes needed for a 2D chain of n bones; 0 when n < 1 or the size overflows. */
+size_t ik_chain2d_size(int n);
+
+/*
+ * Builds a 2D chain of n bones in caller memory (at least ik_chain2d_size(n) bytes,
+ * aligned for double). lengths: n finite numbers >= 0. The base is at the origin with
+ * angle 0; every local angle is 0 (a straight chain along +x); every weight is 1; the
+ * settings are the defaults. The chain holds pointers into its own block: it must not be
+ * moved or copied byte-wise after init.
+ */
+ik_status ik_chain2d_init(void *memory, size_t size, int n, const ik_real *lengths,
+                          ik_chain **out);
+
+/* The same in memory from malloc; free it with ik_chain_destroy. NULL on error. */
+ik_chain *ik_chain2d_create(int n, const ik_real *lengths, ik_status *status);
+void ik_chain_destroy(ik_chain *chain);
+
+int ik_chain_count(const ik_chain *chain); /* bones */
+int ik_chain_dim(const ik_chain *chain);   /* 2 or 3 */
+
+/*
+ * World positions of joints 0..n, dim numbers each, kept up to date by every setter and
+ * solve; read-only. Valid for the life of the chain.
+ */
+const ik_real *ik_chain_positions(ik_chain *chain);
+
+ik_status ik_chain_length(const ik_chain *chain, int bone, ik_real *out);
+ik_status ik_chain_set_length(ik_chain *chain, int bone, ik_real length);
+
+/* Relaxation weight of joint 0..n (default 1); see the relaxation solver. */
+ik_status ik_chain_weight(const ik_chain *chain, int joint, ik_real *out);
+ik_status ik_chain_set_weight(ik_chain *chain, int joint, ik_real weight);
+
+/* 2D pose. Angles are stored and read back wrapped to [-pi, pi]. */
+ik_status ik_chain2d_base(const ik_chain *chain, ik_real *x, ik_real *y, ik_real *angle);
+ik_status ik_chain2d_set_base(ik_chain *chain, ik_real x, ik_real y, ik_real angle);
+ik_status ik_chain2d_angle(const ik_chain *chain, int bone, ik_real *out);
+ik_status ik_chain2d_set_angle(ik_chain *chain, int bone, ik_real angle);
+ik_status ik_chain2d_world_angle(ik_chain *chain, int bone, ik_real *out);
+
+const ik_settings *ik_chain_settings(const ik_chain *chain);
+/* Validates every field (and the solver against the chain), then copies. */
+ik_status ik_chain_configure(ik_chain *chain, const ik_settings *settings);
+
+/*
+ * Solves from the current pose (warm start) so the tip reaches target (dim numbers, world
+ * space). Bone lengths are kept exactly and the base never moves. Errors (nothing
+ * changed): IK_ERR_NOT_FINITE for the target, IK_ERR_NOT_TWO_BONE.
+ */
+ik_status ik_chain_solve(ik_chain *chain, const ik_real *target, ik_result *out);
+ik_status ik_chain_solve_fabrik(ik_chain *chain, const ik_real *target, ik_result *out);
+ik_status ik_chain_solve_ccd(ik_chain *chain, const ik_real *target, ik_result *out);
+ik_status ik_chain_solve_relax(ik_chain *chain, const ik_real *target, ik_result *out);
+ik_status ik_chain_solve_two_bone(ik_chain *chain, const ik_real *target, ik_result *out);
+
+/*
+ * Solves count chains of one dimension, chain k towards targets[k*dim ..], each exactly
+ * as ik_chain_solve would. All targets are checked first: on an error nothing changes and
+ * *failed is the index of the offending chain. *reached_count counts the reached ones.
+ */
+ik_status ik_solve_many(ik_chain *const *chains, int count, const ik_real *targets,
+                        int *reached_count, int *failed);
+
+#endif /* IK_H */

@@ -1,0 +1,71 @@
+/*
+ * relax.c - constraint relaxation, after Ryan Juckett, "Constraint Relaxation IK in 2D",
+ * ../shared/seeds/constraint-relaxation-ik-2d.txt.
+ *
+ * The joints are points b[0..n-1] (the bases of the bones; the tip is implicit) held
+ * together by distance constraints. One iteration: snap the end bone's base to its length
+ * from the target; resolve each interior constraint (bones n-2 down to 1) by moving both
+ * ends, in proportion to their joints' weights; then pull b[1] back to its length from the
+ * fixed base b[0]. The points persist across iterations, as in the article. Finally the
+ * points are mapped back onto bones of exact length by extracting angles, and the end bone
+ * is pointed at the target from where its base really is (the article points it from the
+ * relaxed point, which may not be where the exact-length bones put it).
+ *
+ * Stopping: the mapped chain's tip is within sum |d_i - l_i| (over the bones before the
+ * last) + | |target - b[n-1]| - l[n-1] | of the target, by the triangle inequality. When
+ * that bound is within tolerance the solve has reached, so it stops without mapping back
+ * every iteration.
+ *
+ * The article skips a constraint whose points coincide or whose weights sum to zero; so do
+ * we (testing for exact zero: the article's epsilon of 1e-4 would be a length in world units).
+ */
+#include "chain.h"
+
+static ik_real settle_error(const ik_chain *c, const ik_vec2 *b, ik_vec2 target)
+{
+    int i, n = c->n;
+    ik_real error = fabs(ik_v2_len(ik_v2_sub(target, b[n - 1])) - c->length[n - 1]);
+    for (i = 0; i + 1 < n; i++) error += fabs(ik_v2_len(ik_v2_sub(b[i + 1], b[i])) - c->length[i]);
+    return error;
+}
+
+void ik_relax2d(ik_chain *c, ik_vec2 target, ik_result *out)
+{
+    const int n = c->n;
+    const ik_real *len = c->length, *weight = c->weight;
+    ik_vec2 *b = c->work;
+    int i, iter = 0;
+
+    if (ik_chain_tip_distance(c, target) <= c->settings.tolerance) {
+        ik_chain_finish(c, target, 0, out);
+        return;
+    }
+    for (i = 0; i < n; i++) b[i] = c->joint[i];
+    /* A single bone has no constraint to relax: it is pointed at the target below. */
+    while (n > 1 && iter < c->settings.iterations) {
+        ik_vec2 v = ik_v2_sub(target, b[n - 1]);
+        ik_real d = ik_v2_len(v);
+        if (d > 0) b[n - 1] = ik_v2_sub(target, ik_v2_scale(v, len[n - 1] / d));
+
+        for (i = n - 2; i >= 1; i--) {
+            ik_real total = weight[i] + weight[i + 1];
+            v = ik_v2_sub(b[i + 1], b[i]);
+            d = ik_v2_len(v);
+            if (d > 0 && total > 0) {
+                ik_real scale = (len[i] / d - 1) / total;
+                b[i] = ik_v2_sub(b[i], ik_v2_scale(v, scale * weight[i]));
+                b[i + 1] = ik_v2_add(b[i + 1], ik_v2_scale(v, scale * weight[i + 1]));
+            }
+        }
+
+        v = ik_v2_sub(b[1], b[0]);
+        d = ik_v2_len(v);
+        if (d > 0) b[1] = ik_v2_add(b[0], ik_v2_scale(v, len[0] / d));
+
+        iter++;
+        if (settle_error(c, b, target) <= c->settings.tolerance) break;
+    }
+    ik_chain2d_apply_points(c, b, n - 1);
+    ik_chain2d_point_bone_at(c, n - 1, target);
+    ik_chain_finish(c, target, iter, out);
+}

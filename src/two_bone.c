@@ -1,0 +1,144 @@
+/*
+ * two_bone.c - the analytic two-bone solves.
+ *
+ * Angle form: Ryan Juckett, "Analytic Two-Bone IK in 2D" (2008), ../shared/seeds/
+ * analytic-two-bone-ik-2d.txt. The law of cosines gives cos(a2); clamping it into [-1, 1]
+ * gives the closest pose when the target is out of reach; a1 = atan2 of the target rotated
+ * back by the triangle's angle at the root.
+ *
+ * Vector form: Inigo Quilez, two-bone IK without trigonometry, ../shared/seeds/
+ * two-bone-ik-vector-form.txt. The joint j satisfies |j| = r1 and |j - p| = r2, so
+ * j.p = (r1^2 - r2^2 + |p|^2) / 2, and j = (w p -+ sqrt(4 r1^2 h - w^2) perp(p)) / (2 h)
+ * with h = |p|^2, w = h + r1^2 - r2^2.
+ *
+ * Both forms first divide every length by the largest input magnitude m: angles and the
+ * joint's direction do not depend on scale, and in [0, 1] no square overflows even for
+ * coordinates near 1e300. Both classify reachability with the same test (ring_side), so
+ * they agree on `reached` and on the pose for every target.
+ */
+#include "chain.h"
+
+/* Slack, in units of m, for targets on the ring's edges: rounding must not flip reached. */
+#define RING_EPS 1e-12
+
+static ik_real max4(ik_real a, ik_real b, ik_real c, ik_real d)
+{
+    ik_real m = a > b ? a : b;
+    m = m > c ? m : c;
+    return m > d ? m : d;
+}
+
+/* -1: closer than |l1 - l2|, 0: reachable, 1: farther than l1 + l2 (scaled inputs). */
+static int ring_side(ik_real h, ik_real l1, ik_real l2)
+{
+    ik_real outer = l1 + l2, inner = l1 - l2;
+    if (h - outer * outer > RING_EPS) return 1;
+    if (inner * inner - h > RING_EPS) return -1;
+    return 0;
+}
+
+static ik_status check_inputs(ik_real l1, ik_real l2, ik_real x, ik_real y, int bend)
+{
+    if (!isfinite(l1) || !isfinite(l2) || !isfinite(x) || !isfinite(y))
+        return IK_ERR_NOT_FINITE;
+    if (l1 < 0 || l2 < 0) return IK_ERR_NEGATIVE;
+    if (bend != 1 && bend != -1) return IK_ERR_BEND;
+    return IK_OK;
+}
+
+ik_status ik_two_bone(ik_real l1, ik_real l2, ik_real x, ik_real y, int bend, ik_real *a1,
+                      ik_real *a2, int *reached)
+{
+    ik_real m, h, cos2, sin2, adjacent, opposite, tan_y, tan_x;
+    ik_status st = check_inputs(l1, l2, x, y, bend);
+    if (st != IK_OK) return st;
+
+    m = max4(l1, l2, fabs(x), fabs(y));
+    if (m == 0) { /* everything at the origin: reached, straight */
+        *a1 = 0, *a2 = 0, *reached = 1;
+        return IK_OK;
+    }
+    l1 /= m, l2 /= m, x /= m, y /= m;
+    h = x * x + y * y;
+    *reached = ring_side(h, l1, l2) == 0;
+
+    if (2 * l1 * l2 > 0) {
+        cos2 = ik_clamp((h - l1 * l1 - l2 * l2) / (2 * l1 * l2), -1, 1);
+        *a2 = bend * acos(cos2);
+        sin2 = sin(*a2);
+    } else {
+        /* A zero-length bone: any a2 serves; 0 keeps the chain straight (the article). */
+        *a2 = 0, cos2 = 1, sin2 = 0;
+    }
+    adjacent = l1 + l2 * cos2;
+    opposite = l2 * sin2;
+    tan_y = y * adjacent - x * opposite;
+    tan_x = x * adjacent + y * opposite;
+    /* atan2(+-0, +-0) may be +-pi depending on zero signs; the vector form uses +x. */
+    *a1 = (tan_x == 0 && tan_y == 0) ? 0 : atan2(tan_y, tan_x);
+    return IK_OK;
+}
+
+ik_status ik_two_bone_joint(ik_real x, ik_real y, ik_real r1, ik_real r2, int bend,
+                            ik_real *jx, ik_real *jy, int *reached)
+{
+    ik_real m, h, w, s;
+    ik_vec2 p, j;
+    int side;
+    ik_status st = check_inputs(r1, r2, x, y, bend);
+    if (st != IK_OK) return st;
+
+    m = max4(r1, r2, fabs(x), fabs(y));
+    if (m == 0) {
+        *jx = 0, *jy = 0, *reached = 1;
+        return IK_OK;
+    }
+    r1 /= m, r2 /= m;
+    p = ik_v2(x / m, y / m);
+    h = ik_v2_dot(p, p);
+    side = ring_side(h, r1, r2);
+    *reached = side == 0;
+
+    if (h == 0) {
+        /* Target on the root: the angle form's a1 = 0, so the joint is on +x. */
+        j = ik_v2(r1, 0);
+    } else if (side != 0 || r1 == 0 || r2 == 0) {
+        /*
+         * Out of reach, or a zero-length bone: the closest pose is straight along p, or
+         * folded back (-p) when the second bone is the longer one. w's sign tells which.
+         * The joint stays at distance r1: the bones are never stretched.
+         */
+        w = h + r1 * r1 - r2 * r2;
+        j = ik_v2_scale(p, (w < 0 ? -r1 : r1) / sqrt(h));
+    } else {
+        w = h + r1 * r1 - r2 * r2;
+        s = 4 * r1 * r1 * h - w * w;
+        s = s > 0 ? sqrt(s) : 0;
+        /* bend 1 (a2 >= 0) puts the joint clockwise of the root->target line. */
+        j = ik_v2_scale(ik_v2_sub(ik_v2_scale(p, w), ik_v2_scale(ik_v2_perp(p), bend * s)),
+                        0.5 / h);
+    }
+    *jx = j.x * m;
+    *jy = j.y * m;
+    return IK_OK;
+}
+
+/*
+ * The chain form: the target in the base frame, the angle form's a1 and a2 as the two
+ * local angles.
+ */
+void ik_two_bone2d(ik_chain *c, ik_vec2 target, ik_result *out)
+{
+    ik_vec2 to_base_frame = ik_v2(cos(c->base_angle), -sin(c->base_angle));
+    ik_vec2 local = ik_v2_rotate(ik_v2_sub(target, c->joint[0]), to_base_frame);
+    ik_real a1, a2;
+    int valid;
+    /* Only a target so far from the base that the difference overflows fails here. */
+    if (ik_two_bone(c->length[0], c->length[1], local.x, local.y, c->settings.bend, &a1, &a2,
+                    &valid) == IK_OK) {
+        c->angle[0] = ik_wrap_angle(a1);
+        c->angle[1] = ik_wrap_angle(a2);
+        c->stale_from = 0;
+    }
+    ik_chain_finish(c, target, 1, out);
+}
