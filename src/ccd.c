@@ -33,8 +33,7 @@ void ik_ccd2d(ik_chain *c, ik_vec2 target, ik_result *out)
             ik_vec2 pj = ik_v2_add(ik_v2_rotate(p[j], rot), shift);
             ik_vec2 to_tip = ik_v2_sub(tip, pj), to_target = ik_v2_sub(target, pj);
             /* atan2(0, 0) = 0: a joint on the tip or on the target does not turn. */
-            ik_real delta = g * atan2(ik_v2_cross(to_tip, to_target),
-                                      ik_v2_dot(to_tip, to_target));
+            ik_real delta = g * ik_v2_angle_between(to_tip, to_target);
             p[j] = pj;
             if (delta != 0) {
                 ik_vec2 r = ik_v2(cos(delta), sin(delta));

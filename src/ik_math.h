@@ -48,13 +48,34 @@ static inline ik_vec2 ik_v2_rotate(ik_vec2 a, ik_vec2 r)
     return ik_v2(r.x * a.x - r.y * a.y, r.y * a.x + r.x * a.y);
 }
 
-/* a / |a|, or fallback when a has no usable direction (zero or subnormal-tiny). */
+/*
+ * a scaled by a power of two (exact, same direction) when it is so long that a product of
+ * two such vectors could overflow.
+ */
+static inline ik_vec2 ik_v2_tame(ik_vec2 a)
+{
+    return ik_v2_len(a) <= 1e150 ? a : ik_v2(a.x * 0x1p-600, a.y * 0x1p-600);
+}
+
+/* a / |a|, or fallback when a is zero. Finite for every finite a, even when |a| overflows. */
 static inline ik_vec2 ik_v2_normalize_or(ik_vec2 a, ik_vec2 fallback)
 {
-    ik_real len = ik_v2_len(a);
+    ik_real len;
+    a = ik_v2_tame(a);
+    len = ik_v2_len(a);
     if (!(len > 0.0)) return fallback;
-    ik_vec2 u = ik_v2(a.x / len, a.y / len);
-    return isfinite(u.x) && isfinite(u.y) ? u : fallback;
+    return ik_v2(a.x / len, a.y / len);
+}
+
+/* The angle that turns a towards b, in [-pi, pi]; 0 when either is zero. */
+static inline ik_real ik_v2_angle_between(ik_vec2 a, ik_vec2 b)
+{
+    ik_real cross = ik_v2_cross(a, b), dot = ik_v2_dot(a, b);
+    if (!isfinite(cross) || !isfinite(dot)) { /* products overflowed: rescale, same angle */
+        a = ik_v2_tame(a), b = ik_v2_tame(b);
+        cross = ik_v2_cross(a, b), dot = ik_v2_dot(a, b);
+    }
+    return atan2(cross, dot);
 }
 
 /* The angle wrapped to [-pi, pi]. remainder() is exact, so wrapping adds no rounding. */

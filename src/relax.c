@@ -43,24 +43,23 @@ void ik_relax2d(ik_chain *c, ik_vec2 target, ik_result *out)
     for (i = 0; i < n; i++) b[i] = c->joint[i];
     /* A single bone has no constraint to relax: it is pointed at the target below. */
     while (n > 1 && iter < c->settings.iterations) {
-        ik_vec2 v = ik_v2_sub(target, b[n - 1]);
-        ik_real d = ik_v2_len(v);
-        if (d > 0) b[n - 1] = ik_v2_sub(target, ik_v2_scale(v, len[n - 1] / d));
+        ik_vec2 zero = ik_v2(0, 0), u = ik_v2_normalize_or(ik_v2_sub(target, b[n - 1]), zero);
+        b[n - 1] = ik_v2_sub(target, ik_v2_scale(u, len[n - 1]));
 
         for (i = n - 2; i >= 1; i--) {
             ik_real total = weight[i] + weight[i + 1];
-            v = ik_v2_sub(b[i + 1], b[i]);
-            d = ik_v2_len(v);
-            if (d > 0 && total > 0) {
-                ik_real scale = (len[i] / d - 1) / total;
-                b[i] = ik_v2_sub(b[i], ik_v2_scale(v, scale * weight[i]));
-                b[i + 1] = ik_v2_add(b[i + 1], ik_v2_scale(v, scale * weight[i + 1]));
+            ik_vec2 v = ik_v2_sub(b[i + 1], b[i]);
+            u = ik_v2_normalize_or(v, zero);
+            if ((u.x != 0 || u.y != 0) && total > 0) {
+                /* u * (l - d) moves the ends apart (or together) to distance l. */
+                ik_vec2 fix = ik_v2_scale(u, (len[i] - ik_v2_len(v)) / total);
+                b[i] = ik_v2_sub(b[i], ik_v2_scale(fix, weight[i]));
+                b[i + 1] = ik_v2_add(b[i + 1], ik_v2_scale(fix, weight[i + 1]));
             }
         }
 
-        v = ik_v2_sub(b[1], b[0]);
-        d = ik_v2_len(v);
-        if (d > 0) b[1] = ik_v2_add(b[0], ik_v2_scale(v, len[0] / d));
+        u = ik_v2_normalize_or(ik_v2_sub(b[1], b[0]), zero);
+        if (u.x != 0 || u.y != 0) b[1] = ik_v2_add(b[0], ik_v2_scale(u, len[0]));
 
         iter++;
         if (settle_error(c, b, target) <= c->settings.tolerance) break;
