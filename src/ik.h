@@ -79,7 +79,8 @@ ik_status ik_settings_validate(const ik_settings *settings);
 typedef struct ik_result {
     int reached;       /* distance <= tolerance */
     ik_real distance;  /* tip-to-target distance after the solve */
-    int iterations;    /* iterations performed (0 when the tip was already within tolerance) */
+    int iterations;    /* iterations performed: 0 when the tip was already within tolerance;
+                          always 1 for the two-bone solve */
 } ik_result;
 
 /* ---- Stateless analytic two-bone solves (root at the origin) ---- */

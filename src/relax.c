@@ -11,22 +11,29 @@
  * is pointed at the target from where its base really is (the article points it from the
  * relaxed point, which may not be where the exact-length bones put it).
  *
- * Stopping: the mapped chain's tip is within sum |d_i - l_i| (over the bones before the
- * last) + | |target - b[n-1]| - l[n-1] | of the target, by the triangle inequality. When
- * that bound is within tolerance the solve has reached, so it stops without mapping back
- * every iteration.
+ * Stopping: after each iteration the solve measures where the mapped chain's tip would
+ * be, with unit vectors instead of angles (no trigonometry), and stops once it is within
+ * tolerance.
  *
  * The article skips a constraint whose points coincide or whose weights sum to zero; so do
  * we (testing for exact zero: the article's epsilon of 1e-4 would be a length in world units).
  */
 #include "chain.h"
 
-static ik_real settle_error(const ik_chain *c, const ik_vec2 *b, ik_vec2 target)
+/*
+ * The tip-to-target distance of the chain the points map to: exact-length bones along the
+ * segments (a segment with no direction keeps its bone's direction, as the mapping does),
+ * the end bone pointed at the target.
+ */
+static ik_real mapped_distance(const ik_chain *c, const ik_vec2 *b, ik_vec2 target)
 {
     int i, n = c->n;
-    ik_real error = fabs(ik_v2_len(ik_v2_sub(target, b[n - 1])) - c->length[n - 1]);
-    for (i = 0; i + 1 < n; i++) error += fabs(ik_v2_len(ik_v2_sub(b[i + 1], b[i])) - c->length[i]);
-    return error;
+    ik_vec2 joint = b[0];
+    for (i = 0; i + 1 < n; i++) {
+        ik_vec2 u = ik_v2_normalize_or(ik_v2_sub(b[i + 1], b[i]), c->dir[i]);
+        joint = ik_v2_add(joint, ik_v2_scale(u, c->length[i]));
+    }
+    return fabs(ik_v2_len(ik_v2_sub(target, joint)) - c->length[n - 1]);
 }
 
 void ik_relax2d(ik_chain *c, ik_vec2 target, ik_result *out)
@@ -62,7 +69,7 @@ void ik_relax2d(ik_chain *c, ik_vec2 target, ik_result *out)
         if (u.x != 0 || u.y != 0) b[1] = ik_v2_add(b[0], ik_v2_scale(u, len[0]));
 
         iter++;
-        if (settle_error(c, b, target) <= c->settings.tolerance) break;
+        if (mapped_distance(c, b, target) <= c->settings.tolerance) break;
     }
     ik_chain2d_apply_points(c, b, n - 1);
     ik_chain2d_point_bone_at(c, n - 1, target);

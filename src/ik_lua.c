@@ -1,0 +1,612 @@
+/*
+ * ik_lua.c - the Lua binding of the core: the module ik.core and the userdata type "ik.chain".
+ *
+ * The only C file that includes lua.h. One source for Lua 5.4 and LuaJIT 2.1 (the Lua 5.1 C
+ * API); the differences live in ik_lua_compat.h. Lua numbers are C doubles in both, like
+ * ik_real, and indices are never read through lua_Integer (LuaJIT's luaL_checkinteger
+ * truncates 1.5 silently), so both VMs accept and reject exactly the same calls.
+ *
+ * Lua indices are 1-based, the core's 0-based. Every argument is checked here before the core
+ * is called, so errors name the right argument; the core validates again, and a status other
+ * than IK_OK still becomes a luaL_argerror. Checks come before any mutation: a rejected call
+ * changes nothing. Getters and solves allocate nothing.
+ */
+#include <limits.h>
+#include <math.h>
+#include <string.h>
+
+#include "ik.h"
+#include "ik_lua_compat.h"
+
+#define CHAIN_MT "ik.chain"
+
+/* The largest dimension of a chain: sizes the target buffers. */
+#define MAX_DIM 3
+
+/* chain2d stages the lengths of chains up to this size on the C stack. */
+#define STACK_LENGTHS 64
+
+/*
+ * A chain userdata is this header followed by the core's chain block. ik.h does not promise
+ * where in its block the ik_chain lies, so the header keeps the pointer init returned. The
+ * union keeps the block after it aligned for ik_real, as Lua aligns a userdata for double.
+ */
+typedef union chain_box {
+    ik_chain *chain;
+    ik_real align_real;
+    void *align_ptr;
+} chain_box;
+
+typedef ik_status (*solve_fn)(ik_chain *chain, const ik_real *target, ik_result *out);
+
+/* ---- argument checks ---- */
+
+static ik_chain *check_chain(lua_State *L)
+{
+    return ((chain_box *)luaL_checkudata(L, 1, CHAIN_MT))->chain;
+}
+
+/* The 2D accessors refuse a 3D chain before reading their other arguments. */
+static ik_chain *check_chain2d(lua_State *L)
+{
+    ik_chain *chain = check_chain(L);
+    if (ik_chain_dim(chain) != 2) luaL_argerror(L, 1, ik_status_string(IK_ERR_DIMENSION));
+    return chain;
+}
+
+static void check_status(lua_State *L, ik_status status, int arg)
+{
+    if (status != IK_OK) luaL_argerror(L, arg, ik_status_string(status));
+}
+
+/* NaN and the infinities are not whole. */
+static int is_whole(lua_Number v)
+{
+    return isfinite(v) && v == floor(v);
+}
+
+static ik_real check_real(lua_State *L, int arg)
+{
+    lua_Number v = luaL_checknumber(L, arg);
+    if (!isfinite(v)) luaL_argerror(L, arg, "number has no finite value");
+    return (ik_real)v;
+}
+
+static ik_real opt_real(lua_State *L, int arg, ik_real def)
+{
+    return lua_isnoneornil(L, arg) ? def : check_real(L, arg);
+}
+
+/* A 1-based index in 1..count; returns it 0-based, for the core. */
+static int check_index(lua_State *L, int arg, int count)
+{
+    lua_Number v = luaL_checknumber(L, arg);
+    if (!is_whole(v)) luaL_argerror(L, arg, "number has no integer representation");
+    if (v < 1 || v > count) luaL_argerror(L, arg, "index out of range");
+    return (int)v - 1;
+}
+
+static int opt_bend(lua_State *L, int arg)
+{
+    lua_Number v;
+    if (lua_isnoneornil(L, arg)) return IK_DEFAULT_BEND;
+    v = luaL_checknumber(L, arg);
+    if (!is_whole(v)) luaL_argerror(L, arg, "number has no integer representation");
+    if (v != 1 && v != -1) luaL_argerror(L, arg, ik_status_string(IK_ERR_BEND));
+    return (int)v;
+}
+
+static ik_real check_length(lua_State *L, int arg)
+{
+    ik_real length = check_real(L, arg);
+    if (length < 0) luaL_argerror(L, arg, ik_status_string(IK_ERR_NEGATIVE));
+    return length;
+}
+
+/*
+ * Element k of the array argument arg as a finite number; "what" names the elements in the
+ * message. Numeric strings count, as with luaL_checknumber.
+ */
+static ik_real check_element(lua_State *L, int arg, int k, const char *what)
+{
+    lua_Number v;
+    int is_number;
+    lua_rawgeti(L, arg, k);
+    is_number = lua_isnumber(L, -1);
+    v = lua_tonumber(L, -1);
+    lua_pop(L, 1);
+    if (!is_number)
+        luaL_argerror(L, arg, lua_pushfstring(L, "%s %d is not a number", what, k));
+    if (!isfinite(v))
+        luaL_argerror(L, arg, lua_pushfstring(L, "%s %d is not a finite number", what, k));
+    return (ik_real)v;
+}
+
+/* ---- stateless two-bone solves ---- */
+
+static int mod_two_bone(lua_State *L)
+{
+    ik_real l1 = check_length(L, 1);
+    ik_real l2 = check_length(L, 2);
+    ik_real x = check_real(L, 3);
+    ik_real y = check_real(L, 4);
+    int bend = opt_bend(L, 5);
+    ik_real a1, a2;
+    int reached;
+    check_status(L, ik_two_bone(l1, l2, x, y, bend, &a1, &a2, &reached), 1);
+    lua_pushnumber(L, a1);
+    lua_pushnumber(L, a2);
+    lua_pushboolean(L, reached);
+    return 3;
+}
+
+static int mod_two_bone_joint(lua_State *L)
+{
+    ik_real x = check_real(L, 1);
+    ik_real y = check_real(L, 2);
+    ik_real r1 = check_length(L, 3);
+    ik_real r2 = check_length(L, 4);
+    int bend = opt_bend(L, 5);
+    ik_real jx, jy;
+    int reached;
+    check_status(L, ik_two_bone_joint(x, y, r1, r2, bend, &jx, &jy, &reached), 1);
+    lua_pushnumber(L, jx);
+    lua_pushnumber(L, jy);
+    lua_pushboolean(L, reached);
+    return 3;
+}
+
+/* ---- construction ---- */
+
+static int mod_chain2d(lua_State *L)
+{
+    ik_real stack_lengths[STACK_LENGTHS];
+    ik_real *lengths = stack_lengths;
+    ik_real x, y, angle;
+    size_t count, size;
+    int n, k;
+    chain_box *box;
+    ik_chain *chain;
+
+    luaL_checktype(L, 1, LUA_TTABLE);
+    lua_settop(L, 4); /* the scratch and the chain go above the arguments */
+    count = ik_lua_rawlen(L, 1);
+    if (count < 1) luaL_argerror(L, 1, ik_status_string(IK_ERR_COUNT));
+    size = count <= INT_MAX ? ik_chain2d_size((int)count) : 0;
+    if (size == 0 || size > (size_t)-1 - sizeof(chain_box) ||
+        count > (size_t)-1 / sizeof(ik_real))
+        luaL_argerror(L, 1, ik_status_string(IK_ERR_TOO_LARGE));
+    n = (int)count;
+
+    /* Larger chains stage their lengths in a scratch userdata: garbage, but only here. */
+    if (n > STACK_LENGTHS) lengths = (ik_real *)ik_lua_newuserdata(L, count * sizeof(ik_real));
+    for (k = 0; k < n; k++) {
+        lengths[k] = check_element(L, 1, k + 1, "length");
+        if (lengths[k] < 0)
+            luaL_argerror(L, 1, lua_pushfstring(L, "length %d is negative", k + 1));
+    }
+    x = opt_real(L, 2, 0);
+    y = opt_real(L, 3, 0);
+    angle = opt_real(L, 4, 0);
+
+    box = (chain_box *)ik_lua_newuserdata(L, sizeof(chain_box) + size);
+    check_status(L, ik_chain2d_init(box + 1, size, n, lengths, &chain), 1);
+    check_status(L, ik_chain2d_set_base(chain, x, y, angle), 2);
+    box->chain = chain;
+    /* Only a fully built chain gets the metatable, so methods never see a half-made one. */
+    luaL_setmetatable(L, CHAIN_MT);
+    return 1;
+}
+
+/* ---- methods: shape and pose ---- */
+
+static int chain_count(lua_State *L)
+{
+    lua_pushinteger(L, ik_chain_count(check_chain(L)));
+    return 1;
+}
+
+static int chain_dim(lua_State *L)
+{
+    lua_pushinteger(L, ik_chain_dim(check_chain(L)));
+    return 1;
+}
+
+static int chain_tostring(lua_State *L)
+{
+    ik_chain *chain = check_chain(L);
+    int n = ik_chain_count(chain);
+    lua_pushfstring(L, "ik.chain%dd(%d bone%s)", ik_chain_dim(chain), n, n == 1 ? "" : "s");
+    return 1;
+}
+
+static int push_joint(lua_State *L, ik_chain *chain, int joint)
+{
+    int dim = ik_chain_dim(chain), d;
+    const ik_real *p = ik_chain_positions(chain) + (size_t)joint * (size_t)dim;
+    for (d = 0; d < dim; d++) lua_pushnumber(L, p[d]);
+    return dim;
+}
+
+static int chain_joint(lua_State *L)
+{
+    ik_chain *chain = check_chain(L);
+    return push_joint(L, chain, check_index(L, 2, ik_chain_count(chain) + 1));
+}
+
+static int chain_effector(lua_State *L)
+{
+    ik_chain *chain = check_chain(L);
+    return push_joint(L, chain, ik_chain_count(chain));
+}
+
+static int chain_positions(lua_State *L)
+{
+    ik_chain *chain = check_chain(L);
+    /* ik_chain2d_size keeps (n + 1) * dim within an int. */
+    int m = (ik_chain_count(chain) + 1) * ik_chain_dim(chain), k, tail_is_nil;
+    const ik_real *p;
+    if (lua_isnoneornil(L, 2)) {
+        lua_settop(L, 1);
+        lua_createtable(L, m, 0);
+    } else {
+        luaL_checktype(L, 2, LUA_TTABLE);
+        lua_settop(L, 2);
+    }
+    p = ik_chain_positions(chain);
+    for (k = 0; k < m; k++) {
+        lua_pushnumber(L, p[k]);
+        lua_rawseti(L, 2, k + 1);
+    }
+    /* A table reused from a longer chain would keep its tail and its old #out. */
+    for (k = m + 1;; k++) {
+        lua_rawgeti(L, 2, k);
+        tail_is_nil = lua_isnil(L, -1);
+        lua_pop(L, 1);
+        if (tail_is_nil) break;
+        lua_pushnil(L);
+        lua_rawseti(L, 2, k);
+    }
+    return 1;
+}
+
+static int chain_length(lua_State *L)
+{
+    ik_chain *chain = check_chain(L);
+    ik_real length;
+    check_status(L, ik_chain_length(chain, check_index(L, 2, ik_chain_count(chain)), &length), 2);
+    lua_pushnumber(L, length);
+    return 1;
+}
+
+static int chain_set_length(lua_State *L)
+{
+    ik_chain *chain = check_chain(L);
+    int bone = check_index(L, 2, ik_chain_count(chain));
+    check_status(L, ik_chain_set_length(chain, bone, check_real(L, 3)), 3);
+    return 0;
+}
+
+static int chain_weight(lua_State *L)
+{
+    ik_chain *chain = check_chain(L);
+    ik_real weight;
+    int joint = check_index(L, 2, ik_chain_count(chain) + 1);
+    check_status(L, ik_chain_weight(chain, joint, &weight), 2);
+    lua_pushnumber(L, weight);
+    return 1;
+}
+
+static int chain_set_weight(lua_State *L)
+{
+    ik_chain *chain = check_chain(L);
+    int joint = check_index(L, 2, ik_chain_count(chain) + 1);
+    check_status(L, ik_chain_set_weight(chain, joint, check_real(L, 3)), 3);
+    return 0;
+}
+
+static int chain_base(lua_State *L)
+{
+    ik_chain *chain = check_chain2d(L);
+    ik_real x, y, angle;
+    check_status(L, ik_chain2d_base(chain, &x, &y, &angle), 1);
+    lua_pushnumber(L, x);
+    lua_pushnumber(L, y);
+    lua_pushnumber(L, angle);
+    return 3;
+}
+
+static int chain_set_base(lua_State *L)
+{
+    ik_chain *chain = check_chain2d(L);
+    ik_real x = check_real(L, 2);
+    ik_real y = check_real(L, 3);
+    ik_real old_x, old_y, angle;
+    check_status(L, ik_chain2d_base(chain, &old_x, &old_y, &angle), 1);
+    if (!lua_isnoneornil(L, 4)) angle = check_real(L, 4);
+    check_status(L, ik_chain2d_set_base(chain, x, y, angle), 2);
+    return 0;
+}
+
+static int chain_angle(lua_State *L)
+{
+    ik_chain *chain = check_chain2d(L);
+    ik_real angle;
+    check_status(L, ik_chain2d_angle(chain, check_index(L, 2, ik_chain_count(chain)), &angle), 2);
+    lua_pushnumber(L, angle);
+    return 1;
+}
+
+static int chain_set_angle(lua_State *L)
+{
+    ik_chain *chain = check_chain2d(L);
+    int bone = check_index(L, 2, ik_chain_count(chain));
+    check_status(L, ik_chain2d_set_angle(chain, bone, check_real(L, 3)), 3);
+    return 0;
+}
+
+static int chain_world_angle(lua_State *L)
+{
+    ik_chain *chain = check_chain2d(L);
+    ik_real angle;
+    int bone = check_index(L, 2, ik_chain_count(chain));
+    check_status(L, ik_chain2d_world_angle(chain, bone, &angle), 2);
+    lua_pushnumber(L, angle);
+    return 1;
+}
+
+/* ---- methods: settings ---- */
+
+/* The value of the configure entry on top of the stack, checked as a number. */
+static lua_Number setting_number(lua_State *L, const char *key)
+{
+    if (!lua_isnumber(L, -1))
+        luaL_argerror(L, 2, lua_pushfstring(L, "%s: number expected, got %s", key,
+                                            luaL_typename(L, -1)));
+    return lua_tonumber(L, -1);
+}
+
+static lua_Number setting_whole(lua_State *L, const char *key)
+{
+    lua_Number v;
+    if (!lua_isnumber(L, -1))
+        luaL_argerror(L, 2, lua_pushfstring(L, "%s: integer expected, got %s", key,
+                                            luaL_typename(L, -1)));
+    v = lua_tonumber(L, -1);
+    if (!is_whole(v))
+        luaL_argerror(L, 2, lua_pushfstring(L, "%s: number has no integer representation", key));
+    return v;
+}
+
+static int key_is(const char *key, size_t len, const char *name)
+{
+    return len == strlen(name) && memcmp(key, name, len) == 0;
+}
+
+/*
+ * Reads the entry (key at -2, value at -1) into settings. Out-of-range numbers that fit the
+ * field are left for ik_chain_configure to reject, so its messages are the only ones.
+ */
+static void read_setting(lua_State *L, ik_chain *chain, ik_settings *settings)
+{
+    size_t len, name_len;
+    const char *key, *name;
+    lua_Number v;
+
+    /* lua_tolstring would turn a number key into a string in place and break lua_next. */
+    if (lua_type(L, -2) != LUA_TSTRING)
+        luaL_argerror(L, 2, lua_pushfstring(L, "keys must be strings, got %s",
+                                            luaL_typename(L, -2)));
+    key = lua_tolstring(L, -2, &len);
+    if (key_is(key, len, "iterations")) {
+        v = setting_whole(L, key);
+        if (v > INT_MAX) luaL_argerror(L, 2, "iterations: number too large");
+        settings->iterations = v < 1 ? 0 : (int)v;
+    } else if (key_is(key, len, "tolerance")) {
+        settings->tolerance = setting_number(L, key);
+    } else if (key_is(key, len, "greed")) {
+        settings->greed = setting_number(L, key);
+    } else if (key_is(key, len, "greed_ramp")) {
+        if (lua_type(L, -1) != LUA_TBOOLEAN)
+            luaL_argerror(L, 2, lua_pushfstring(L, "greed_ramp: boolean expected, got %s",
+                                                luaL_typename(L, -1)));
+        settings->greed_ramp = lua_toboolean(L, -1);
+    } else if (key_is(key, len, "bend")) {
+        v = setting_whole(L, key);
+        if (v != 1 && v != -1) luaL_argerror(L, 2, ik_status_string(IK_ERR_BEND));
+        settings->bend = (int)v;
+    } else if (key_is(key, len, "solver")) {
+        if (lua_type(L, -1) != LUA_TSTRING)
+            luaL_argerror(L, 2, lua_pushfstring(L, "solver: string expected, got %s",
+                                                luaL_typename(L, -1)));
+        name = lua_tolstring(L, -1, &name_len);
+        /* An embedded zero would let "ccd\0x" pass as "ccd". */
+        if (strlen(name) != name_len || ik_solver_parse(name, &settings->solver) != IK_OK)
+            luaL_argerror(L, 2, ik_status_string(IK_ERR_SOLVER));
+    } else if (key_is(key, len, "pole")) {
+        /* A pole chooses a bend plane; ik.h has no 3D chain yet, so no chain takes one. */
+        if (ik_chain_dim(chain) != 3) luaL_argerror(L, 2, "pole is for 3D chains");
+        luaL_argerror(L, 2, "pole is not supported yet");
+    } else {
+        luaL_argerror(L, 2, lua_pushfstring(L, "unknown key '%s'", key));
+    }
+}
+
+static int chain_configure(lua_State *L)
+{
+    ik_chain *chain = check_chain(L);
+    /* Parse into a copy: the chain changes only if the whole table is valid. */
+    ik_settings settings = *ik_chain_settings(chain);
+    luaL_checktype(L, 2, LUA_TTABLE);
+    lua_settop(L, 2);
+    lua_pushnil(L);
+    while (lua_next(L, 2)) {
+        read_setting(L, chain, &settings);
+        lua_pop(L, 1);
+    }
+    check_status(L, ik_chain_configure(chain, &settings), 2);
+    lua_settop(L, 1);
+    return 1;
+}
+
+static int chain_settings(lua_State *L)
+{
+    const ik_settings *settings = ik_chain_settings(check_chain(L));
+    if (lua_isnoneornil(L, 2)) {
+        lua_settop(L, 1);
+        lua_createtable(L, 0, 6);
+    } else {
+        luaL_checktype(L, 2, LUA_TTABLE);
+        lua_settop(L, 2);
+    }
+    lua_pushstring(L, ik_solver_name(settings->solver));
+    lua_setfield(L, 2, "solver");
+    lua_pushinteger(L, settings->iterations);
+    lua_setfield(L, 2, "iterations");
+    lua_pushnumber(L, settings->tolerance);
+    lua_setfield(L, 2, "tolerance");
+    lua_pushnumber(L, settings->greed);
+    lua_setfield(L, 2, "greed");
+    lua_pushboolean(L, settings->greed_ramp);
+    lua_setfield(L, 2, "greed_ramp");
+    lua_pushinteger(L, settings->bend);
+    lua_setfield(L, 2, "bend");
+    return 1;
+}
+
+/* ---- methods: solves ---- */
+
+static int solve_with(lua_State *L, solve_fn solve)
+{
+    ik_chain *chain = check_chain(L);
+    int dim = ik_chain_dim(chain), d;
+    ik_real target[MAX_DIM];
+    ik_result result;
+    for (d = 0; d < dim; d++) target[d] = check_real(L, 2 + d);
+    /* Targets are checked above: what is left is the chain's (IK_ERR_NOT_TWO_BONE). */
+    check_status(L, solve(chain, target, &result), 1);
+    lua_pushboolean(L, result.reached);
+    lua_pushnumber(L, result.distance);
+    lua_pushinteger(L, result.iterations);
+    return 3;
+}
+
+static int chain_solve(lua_State *L) { return solve_with(L, ik_chain_solve); }
+static int chain_solve_fabrik(lua_State *L) { return solve_with(L, ik_chain_solve_fabrik); }
+static int chain_solve_ccd(lua_State *L) { return solve_with(L, ik_chain_solve_ccd); }
+static int chain_solve_relax(lua_State *L) { return solve_with(L, ik_chain_solve_relax); }
+static int chain_solve_two_bone(lua_State *L) { return solve_with(L, ik_chain_solve_two_bone); }
+
+/* Element k of the chains array at index 1, or NULL when it is not a chain. */
+static ik_chain *chain_at(lua_State *L, int k)
+{
+    chain_box *box;
+    lua_rawgeti(L, 1, k);
+    box = (chain_box *)luaL_testudata(L, -1, CHAIN_MT);
+    lua_pop(L, 1); /* the array keeps the userdata alive */
+    return box ? box->chain : NULL;
+}
+
+/*
+ * Solves chain by chain, reading the targets straight from the Lua array, so nothing is
+ * allocated. Everything is checked in a first pass so that a rejected call solves nothing.
+ */
+static int mod_solve_many(lua_State *L)
+{
+    size_t raw_count;
+    int count, dim = 2, k, d, reached_count = 0;
+    ik_chain *chain;
+    ik_real target[MAX_DIM];
+    ik_result result;
+    ik_status status;
+
+    luaL_checktype(L, 1, LUA_TTABLE);
+    luaL_checktype(L, 2, LUA_TTABLE);
+    raw_count = ik_lua_rawlen(L, 1);
+    if (raw_count > INT_MAX / MAX_DIM) luaL_argerror(L, 1, "too many chains");
+    count = (int)raw_count;
+
+    for (k = 1; k <= count; k++) {
+        chain = chain_at(L, k);
+        if (chain == NULL)
+            luaL_argerror(L, 1, lua_pushfstring(L, "chain %d is not an ik chain", k));
+        if (k == 1) dim = ik_chain_dim(chain);
+        if (ik_chain_dim(chain) != dim)
+            luaL_argerror(L, 1, lua_pushfstring(L, "chain %d is %dD, chain 1 is %dD", k,
+                                                ik_chain_dim(chain), dim));
+        /* ik_chain_configure already guarantees this; checked so no solve can fail below. */
+        if (ik_chain_settings(chain)->solver == IK_SOLVER_TWO_BONE && ik_chain_count(chain) != 2)
+            luaL_argerror(L, 1, lua_pushfstring(L, "chain %d: %s", k,
+                                                ik_status_string(IK_ERR_NOT_TWO_BONE)));
+    }
+    for (k = 1; k <= count * dim; k++) check_element(L, 2, k, "target");
+
+    for (k = 0; k < count; k++) {
+        chain = chain_at(L, k + 1);
+        for (d = 0; d < dim; d++) target[d] = check_element(L, 2, k * dim + d + 1, "target");
+        status = ik_chain_solve(chain, target, &result);
+        if (status != IK_OK) /* unreachable after the first pass */
+            luaL_argerror(L, 1,
+                          lua_pushfstring(L, "chain %d: %s", k + 1, ik_status_string(status)));
+        reached_count += result.reached != 0;
+    }
+    lua_pushinteger(L, reached_count);
+    return 1;
+}
+
+/* ---- registration ---- */
+
+static const luaL_Reg chain_methods[] = {
+    {"count", chain_count},
+    {"dim", chain_dim},
+    {"joint", chain_joint},
+    {"effector", chain_effector},
+    {"positions", chain_positions},
+    {"length", chain_length},
+    {"set_length", chain_set_length},
+    {"weight", chain_weight},
+    {"set_weight", chain_set_weight},
+    {"base", chain_base},
+    {"set_base", chain_set_base},
+    {"angle", chain_angle},
+    {"set_angle", chain_set_angle},
+    {"world_angle", chain_world_angle},
+    {"configure", chain_configure},
+    {"settings", chain_settings},
+    {"solve", chain_solve},
+    {"solve_fabrik", chain_solve_fabrik},
+    {"solve_ccd", chain_solve_ccd},
+    {"solve_relax", chain_solve_relax},
+    {"solve_two_bone", chain_solve_two_bone},
+    {NULL, NULL}
+};
+
+static const luaL_Reg chain_metamethods[] = {
+    {"__len", chain_count},
+    {"__tostring", chain_tostring},
+    {NULL, NULL}
+};
+
+static const luaL_Reg module_functions[] = {
+    {"two_bone", mod_two_bone},
+    {"two_bone_joint", mod_two_bone_joint},
+    {"chain2d", mod_chain2d},
+    {"solve_many", mod_solve_many},
+    {NULL, NULL}
+};
+
+int luaopen_ik_core(lua_State *L);
+
+int luaopen_ik_core(lua_State *L)
+{
+    luaL_newmetatable(L, CHAIN_MT);
+    luaL_setfuncs(L, chain_metamethods, 0);
+    luaL_newlib(L, chain_methods);
+    lua_setfield(L, -2, "__index");
+    lua_pop(L, 1);
+
+    luaL_newlib(L, module_functions);
+    lua_pushliteral(L, "ik " IK_VERSION);
+    lua_setfield(L, -2, "_VERSION");
+    return 1;
+}
