@@ -1,0 +1,201 @@
+-- No garbage on the hot path: 20,000 calls of each hot-path function allocate less than
+-- 1 KB in total. Each loop uses only locals, numbers and reused tables, so any allocation
+-- measured is the module's. The collector is stopped while measuring so that the count
+-- measures allocation, not collection; each loop runs twice first, so LuaJIT compiles its
+-- traces before the measurement.
+
+local ik = require("ik")
+
+local CALLS = 20000
+local LIMIT_KB = 1
+
+local function measure(loop)
+    loop(2000)
+    loop(2000)
+    collectgarbage("collect")
+    collectgarbage("collect")
+    collectgarbage("stop")
+    local before = collectgarbage("count")
+    loop(CALLS)
+    local after = collectgarbage("count")
+    collectgarbage("restart")
+    return after - before
+end
+
+describe("hot path allocation (20,000 calls each, < 1 KB)", function()
+    local c, c2, out, chains, targets
+
+    before_each(function()
+        c = ik.chain2d({ 1, 1, 1, 1 }, 0.5, -0.5, 0.2)
+        c:set_angle(2, 0.4)
+        c:configure({ iterations = 8, tolerance = 1e-6 })
+        c2 = ik.chain2d({ 1, 1.5 }, 0.1, 0.2, 0.3)
+        out = c:positions()
+        local solvers = { "fabrik", "ccd", "relax", "two_bone" }
+        chains, targets = {}, {}
+        for k = 1, 8 do
+            local name = solvers[(k - 1) % 4 + 1]
+            local ch = ik.chain2d(name == "two_bone" and { 1, 1 } or { 1, 1, 1 })
+            ch:configure({ solver = name, iterations = 8 })
+            chains[k] = ch
+            targets[2 * k - 1] = 1
+            targets[2 * k] = 1
+        end
+    end)
+
+    local CASES = {
+        { "c:joint(i)", function(n)
+            local s = 0
+            for i = 1, n do
+                local x, y = c:joint(1 + i % 5)
+                s = s + x + y
+            end
+            return s
+        end },
+        { "c:effector()", function(n)
+            local s = 0
+            for _ = 1, n do
+                local x, y = c:effector()
+                s = s + x + y
+            end
+            return s
+        end },
+        { "c:angle(i)", function(n)
+            local s = 0
+            for i = 1, n do
+                s = s + c:angle(1 + i % 4)
+            end
+            return s
+        end },
+        { "c:world_angle(i)", function(n)
+            local s = 0
+            for i = 1, n do
+                s = s + c:world_angle(1 + i % 4)
+            end
+            return s
+        end },
+        { "c:set_angle(i, a)", function(n)
+            for i = 1, n do
+                c:set_angle(1 + i % 4, (i % 13) * 0.1)
+            end
+        end },
+        { "c:length(i)", function(n)
+            local s = 0
+            for i = 1, n do
+                s = s + c:length(1 + i % 4)
+            end
+            return s
+        end },
+        { "c:set_length(i, l)", function(n)
+            for i = 1, n do
+                c:set_length(1 + i % 4, 1 + (i % 3) * 0.25)
+            end
+        end },
+        { "c:weight(i), c:set_weight(i, w)", function(n)
+            local s = 0
+            for i = 1, n do
+                c:set_weight(1 + i % 5, (i % 3) * 0.5)
+                s = s + c:weight(1 + i % 5)
+            end
+            return s
+        end },
+        { "c:base(), c:set_base(x, y, a)", function(n)
+            local s = 0
+            for i = 1, n do
+                c:set_base((i % 7) * 0.1, 0.5, (i % 5) * 0.2)
+                local x, y, a = c:base()
+                s = s + x + y + a
+            end
+            return s
+        end },
+        { "#c, c:count(), c:dim()", function(n)
+            local s = 0
+            for _ = 1, n do
+                s = s + #c + c:count() + c:dim()
+            end
+            return s
+        end },
+        { "c:positions(out) with a reused table", function(n)
+            local s = 0
+            for _ = 1, n do
+                s = s + c:positions(out)[3]
+            end
+            return s
+        end },
+        { "c:solve(x, y)", function(n)
+            local s = 0
+            for i = 1, n do
+                local _, d, it = c:solve(1 + (i % 7) * 0.3, 1 - (i % 5) * 0.3)
+                s = s + d + it
+            end
+            return s
+        end },
+        { "c:solve_fabrik(x, y)", function(n)
+            local s = 0
+            for i = 1, n do
+                local _, d, it = c:solve_fabrik(1 + (i % 7) * 0.3, 1 - (i % 5) * 0.3)
+                s = s + d + it
+            end
+            return s
+        end },
+        { "c:solve_ccd(x, y)", function(n)
+            local s = 0
+            for i = 1, n do
+                local _, d, it = c:solve_ccd(1 + (i % 7) * 0.3, 1 - (i % 5) * 0.3)
+                s = s + d + it
+            end
+            return s
+        end },
+        { "c:solve_relax(x, y)", function(n)
+            local s = 0
+            for i = 1, n do
+                local _, d, it = c:solve_relax(1 + (i % 7) * 0.3, 1 - (i % 5) * 0.3)
+                s = s + d + it
+            end
+            return s
+        end },
+        { "c:solve_two_bone(x, y)", function(n)
+            local s = 0
+            for i = 1, n do
+                local _, d, it = c2:solve_two_bone(1 + (i % 7) * 0.3, 1 - (i % 5) * 0.3)
+                s = s + d + it
+            end
+            return s
+        end },
+        { "ik.two_bone(l1, l2, x, y, bend)", function(n)
+            local s = 0
+            local two_bone = ik.two_bone
+            for i = 1, n do
+                local a1, a2 = two_bone(1, 1.5, (i % 7) * 0.5 - 1.5, (i % 5) * 0.5 - 1, 1 - 2 * (i % 2))
+                s = s + a1 + a2
+            end
+            return s
+        end },
+        { "ik.two_bone_joint(x, y, r1, r2, bend)", function(n)
+            local s = 0
+            local two_bone_joint = ik.two_bone_joint
+            for i = 1, n do
+                local x, y = two_bone_joint((i % 7) * 0.5 - 1.5, (i % 5) * 0.5 - 1, 1, 1.5, 1 - 2 * (i % 2))
+                s = s + x + y
+            end
+            return s
+        end },
+        { "ik.solve_many(chains, targets) with reused tables", function(n)
+            local s = 0
+            local solve_many = ik.solve_many
+            for i = 1, n do
+                targets[1] = 1 + (i % 7) * 0.3
+                targets[4] = 1 - (i % 5) * 0.3
+                s = s + solve_many(chains, targets)
+            end
+            return s
+        end },
+    }
+
+    for _, cs in ipairs(CASES) do
+        it(cs[1] .. " allocates < 1 KB over 20,000 calls", function()
+            local kb = measure(cs[2])
+            assert.is_true(kb < LIMIT_KB, string.format("%s allocated %.2f KB over %d calls", cs[1], kb, CALLS))
+        end)
+    end
+end)
