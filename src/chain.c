@@ -27,6 +27,8 @@ const char *ik_status_string(ik_status status)
     case IK_ERR_SOLVER: return "solver must be 'fabrik', 'ccd', 'relax' or 'two_bone'";
     case IK_ERR_NOT_TWO_BONE: return "the two-bone solver needs a chain of exactly 2 bones";
     case IK_ERR_DIMENSION: return "wrong dimension for this chain";
+    case IK_ERR_ZERO_ROTATION: return "quaternion has zero length";
+    case IK_ERR_POLE: return "pole must be a nonzero finite direction, on a 3D chain";
     }
     return "unknown status";
 }
@@ -54,12 +56,14 @@ ik_status ik_solver_parse(const char *name, ik_solver *out)
 ik_settings ik_default_settings(void)
 {
     ik_settings s;
+    memset(&s, 0, sizeof s);
     s.solver = IK_SOLVER_FABRIK;
     s.iterations = IK_DEFAULT_ITERATIONS;
     s.tolerance = IK_DEFAULT_TOLERANCE;
     s.greed = IK_DEFAULT_GREED;
     s.greed_ramp = IK_DEFAULT_GREED_RAMP;
     s.bend = IK_DEFAULT_BEND;
+    s.use_pole = 0;
     return s;
 }
 
@@ -70,6 +74,11 @@ ik_status ik_settings_validate(const ik_settings *s)
     if (!(isfinite(s->greed) && s->greed > 0 && s->greed <= 1)) return IK_ERR_GREED;
     if (s->bend != 1 && s->bend != -1) return IK_ERR_BEND;
     if (ik_solver_name(s->solver) == NULL) return IK_ERR_SOLVER;
+    if (s->use_pole) {
+        ik_vec3 p = ik_v3(s->pole[0], s->pole[1], s->pole[2]);
+        if (!isfinite(p.x) || !isfinite(p.y) || !isfinite(p.z)) return IK_ERR_POLE;
+        if (p.x == 0 && p.y == 0 && p.z == 0) return IK_ERR_POLE;
+    }
     return IK_OK;
 }
 
@@ -77,27 +86,35 @@ ik_status ik_settings_validate(const ik_settings *s)
 
 /* The header rounded up so the arrays after it are aligned for any scalar. */
 #define HEADER_SIZE ((sizeof(struct ik_chain) + 15u) / 16u * 16u)
-/* length, weight, angle, world: 4 reals a bone (+1 weight); dir, joint, work: 2 each. */
-#define REALS_PER_BONE 10u
-#define REALS_EXTRA 5u
 
-size_t ik_chain2d_size(int n)
+/*
+ * Reals a chain of n bones needs, as per_bone * n + extra. Both: length, weight (n + 1),
+ * dir, joint (n + 1) and work (n + 1) as vec3. 2D adds angle and world; 3D adds rot and
+ * wrot as quaternions.
+ */
+static size_t reals_per_bone(int dim) { return dim == 2 ? 1 + 1 + 3 + 3 + 3 + 2 : 1 + 1 + 9 + 8; }
+#define REALS_EXTRA 7u
+
+static size_t chain_size(int dim, int n)
 {
     size_t bones;
     if (n < 1) return 0;
+    /* Index arithmetic on joints uses int: keep 4 * (n + 1) within range too. */
+    if (n > INT_MAX / 8) return 0;
     bones = (size_t)n;
-    /* Index arithmetic on joints uses int: keep 2 * (n + 1) within range too. */
-    if (n > INT_MAX / 4) return 0;
-    if (bones > (SIZE_MAX - HEADER_SIZE) / sizeof(ik_real) / REALS_PER_BONE - REALS_EXTRA)
+    if (bones > (SIZE_MAX - HEADER_SIZE) / sizeof(ik_real) / reals_per_bone(dim) - REALS_EXTRA)
         return 0;
-    return HEADER_SIZE + (REALS_PER_BONE * bones + REALS_EXTRA) * sizeof(ik_real);
+    return HEADER_SIZE + (reals_per_bone(dim) * bones + REALS_EXTRA) * sizeof(ik_real);
 }
 
-static ik_status check_lengths(int n, const ik_real *lengths)
+size_t ik_chain2d_size(int n) { return chain_size(2, n); }
+size_t ik_chain3d_size(int n) { return chain_size(3, n); }
+
+static ik_status check_lengths(int dim, int n, const ik_real *lengths)
 {
     int i;
     if (n < 1) return IK_ERR_COUNT;
-    if (ik_chain2d_size(n) == 0) return IK_ERR_TOO_LARGE;
+    if (chain_size(dim, n) == 0) return IK_ERR_TOO_LARGE;
     for (i = 0; i < n; i++) {
         if (!isfinite(lengths[i])) return IK_ERR_NOT_FINITE;
         if (lengths[i] < 0) return IK_ERR_NEGATIVE;
@@ -105,31 +122,40 @@ static ik_status check_lengths(int n, const ik_real *lengths)
     return IK_OK;
 }
 
-ik_status ik_chain2d_init(void *memory, size_t size, int n, const ik_real *lengths,
-                          ik_chain **out)
+static ik_status chain_init(int dim, void *memory, size_t size, int n, const ik_real *lengths,
+                            ik_chain **out)
 {
     ik_chain *c = (ik_chain *)memory;
     ik_real *p;
     int i;
-    ik_status st = check_lengths(n, lengths);
+    ik_status st = check_lengths(dim, n, lengths);
     if (st != IK_OK) return st;
-    if (memory == NULL || size < ik_chain2d_size(n)) return IK_ERR_TOO_LARGE;
+    if (memory == NULL || size < chain_size(dim, n)) return IK_ERR_TOO_LARGE;
 
     memset(c, 0, HEADER_SIZE);
     c->n = n;
-    c->dim = 2;
+    c->dim = dim;
     c->settings = ik_default_settings();
+    c->base = ik_v3(0, 0, 0);
+    c->base_angle = 0;
+    c->base_rot = ik_q_identity();
     p = (ik_real *)((unsigned char *)memory + HEADER_SIZE);
     c->length = p, p += n;
     c->weight = p, p += n + 1;
-    c->angle = p, p += n;
-    c->world = p, p += n;
-    c->dir = (ik_vec2 *)p, p += 2 * n;
-    c->joint = (ik_vec2 *)p, p += 2 * (n + 1);
-    c->work = (ik_vec2 *)p;
+    c->dir = (ik_vec3 *)p, p += 3 * n;
+    c->joint = (ik_vec3 *)p, p += 3 * (n + 1);
+    c->work = (ik_vec3 *)p, p += 3 * (n + 1);
+    if (dim == 2) {
+        c->angle = p, p += n;
+        c->world = p;
+    } else {
+        c->rot = (ik_quat *)p, p += 4 * n;
+        c->wrot = (ik_quat *)p;
+    }
     for (i = 0; i < n; i++) {
         c->length[i] = lengths[i] + 0.0; /* + 0.0 turns -0 into +0 */
-        c->angle[i] = 0;
+        if (dim == 2) c->angle[i] = 0;
+        else c->rot[i] = ik_q_identity();
     }
     for (i = 0; i <= n; i++) c->weight[i] = 1;
     c->stale_from = 0;
@@ -138,19 +164,41 @@ ik_status ik_chain2d_init(void *memory, size_t size, int n, const ik_real *lengt
     return IK_OK;
 }
 
-ik_chain *ik_chain2d_create(int n, const ik_real *lengths, ik_status *status)
+ik_status ik_chain2d_init(void *memory, size_t size, int n, const ik_real *lengths,
+                          ik_chain **out)
+{
+    return chain_init(2, memory, size, n, lengths, out);
+}
+
+ik_status ik_chain3d_init(void *memory, size_t size, int n, const ik_real *lengths,
+                          ik_chain **out)
+{
+    return chain_init(3, memory, size, n, lengths, out);
+}
+
+static ik_chain *chain_create(int dim, int n, const ik_real *lengths, ik_status *status)
 {
     ik_chain *c = NULL;
-    void *memory;
-    ik_status st = check_lengths(n, lengths);
+    void *memory = NULL;
+    ik_status st = check_lengths(dim, n, lengths);
     if (st == IK_OK) {
-        memory = malloc(ik_chain2d_size(n));
-        st = memory ? ik_chain2d_init(memory, ik_chain2d_size(n), n, lengths, &c)
+        memory = malloc(chain_size(dim, n));
+        st = memory ? chain_init(dim, memory, chain_size(dim, n), n, lengths, &c)
                     : IK_ERR_NO_MEMORY;
         if (st != IK_OK) free(memory);
     }
     if (status) *status = st;
     return st == IK_OK ? c : NULL;
+}
+
+ik_chain *ik_chain2d_create(int n, const ik_real *lengths, ik_status *status)
+{
+    return chain_create(2, n, lengths, status);
+}
+
+ik_chain *ik_chain3d_create(int n, const ik_real *lengths, ik_status *status)
+{
+    return chain_create(3, n, lengths, status);
 }
 
 void ik_chain_destroy(ik_chain *chain) { free(chain); }
@@ -164,13 +212,19 @@ void ik_chain_update(ik_chain *c)
 {
     int i = c->stale_from;
     if (i >= c->n) return;
-    if (i == 0) c->joint[0] = ik_v2(c->base_x, c->base_y);
+    if (i == 0) c->joint[0] = c->base;
     for (; i < c->n; i++) {
-        ik_real parent = i == 0 ? c->base_angle : c->world[i - 1];
-        ik_real w = ik_wrap_angle(parent + c->angle[i]);
-        c->world[i] = w;
-        c->dir[i] = ik_v2(cos(w), sin(w));
-        c->joint[i + 1] = ik_v2_add(c->joint[i], ik_v2_scale(c->dir[i], c->length[i]));
+        if (c->dim == 2) {
+            ik_real parent = i == 0 ? c->base_angle : c->world[i - 1];
+            ik_real w = ik_wrap_angle(parent + c->angle[i]);
+            c->world[i] = w;
+            c->dir[i] = ik_v3(cos(w), sin(w), 0);
+        } else {
+            ik_quat parent = i == 0 ? c->base_rot : c->wrot[i - 1];
+            c->wrot[i] = ik_q_mul(parent, c->rot[i]);
+            c->dir[i] = ik_q_x_axis(c->wrot[i]);
+        }
+        c->joint[i + 1] = ik_v3_add(c->joint[i], ik_v3_scale(c->dir[i], c->length[i]));
     }
     c->stale_from = c->n;
 }
@@ -180,41 +234,33 @@ static void mark_stale(ik_chain *c, int bone)
     if (bone < c->stale_from) c->stale_from = bone;
 }
 
-/*
- * Sets bone i's world angle through its local angle. The parent's world angle must be
- * current; the world cache from bone i + 1 on is left stale for the caller to refresh.
- */
-static void set_world_angle(ik_chain *c, int i, ik_real world)
+void ik_chain_apply_points(ik_chain *c, const ik_vec3 *points)
 {
-    ik_real parent = i == 0 ? c->base_angle : c->world[i - 1];
-    c->angle[i] = ik_wrap_angle(world - parent);
-    c->world[i] = ik_wrap_angle(world);
-}
-
-void ik_chain2d_apply_points(ik_chain *c, const ik_vec2 *points, int count)
-{
+    ik_real parent_angle = c->base_angle;
+    ik_quat parent_rot = c->base_rot;
     int i;
-    for (i = 0; i < count; i++) {
-        ik_vec2 seg = ik_v2_sub(points[i + 1], points[i]);
-        /* A zero-length bone, or a segment with no direction, keeps its world angle. */
-        int has_dir = c->length[i] > 0 && (seg.x != 0 || seg.y != 0);
-        set_world_angle(c, i, has_dir ? atan2(seg.y, seg.x) : c->world[i]);
+    for (i = 0; i < c->n; i++) {
+        ik_vec3 old_dir = c->dir[i];
+        /* A zero-length bone, or a segment with no direction, keeps its world orientation. */
+        ik_vec3 dir = c->length[i] > 0
+                          ? ik_v3_normalize_or(ik_v3_sub(points[i + 1], points[i]), old_dir)
+                          : old_dir;
+        if (c->dim == 2) {
+            ik_real world = ik_wrap_angle(atan2(dir.y, dir.x));
+            c->angle[i] = ik_wrap_angle(world - parent_angle);
+            parent_angle = world;
+        } else {
+            /* The smallest turn from the old direction, applied to the old world rotation. */
+            ik_quat world = ik_q_normalize(ik_q_mul(ik_q_from_to(old_dir, dir), c->wrot[i]));
+            c->rot[i] = ik_q_normalize(ik_q_mul(ik_q_conj(parent_rot), world));
+            parent_rot = world;
+        }
     }
     mark_stale(c, 0);
     ik_chain_update(c);
 }
 
-void ik_chain2d_point_bone_at(ik_chain *c, int bone, ik_vec2 target)
-{
-    ik_vec2 to = ik_v2_sub(target, c->joint[bone]);
-    if (c->length[bone] > 0 && (to.x != 0 || to.y != 0)) {
-        set_world_angle(c, bone, atan2(to.y, to.x));
-        mark_stale(c, bone);
-        ik_chain_update(c);
-    }
-}
-
-void ik_chain_finish(ik_chain *c, ik_vec2 target, int iterations, ik_result *out)
+void ik_chain_finish(ik_chain *c, ik_vec3 target, int iterations, ik_result *out)
 {
     ik_chain_update(c);
     out->distance = ik_chain_tip_distance(c, target);
@@ -234,8 +280,16 @@ const ik_real *ik_chain_positions(ik_chain *c)
     if ((i) < 0 || (i) >= (c)->n) return IK_ERR_INDEX
 #define CHECK_JOINT(c, i) \
     if ((i) < 0 || (i) > (c)->n) return IK_ERR_INDEX
-#define CHECK_2D(c) \
-    if ((c)->dim != 2) return IK_ERR_DIMENSION
+#define CHECK_DIM(c, d) \
+    if ((c)->dim != (d)) return IK_ERR_DIMENSION
+
+static int all_finite(const ik_real *v, int count)
+{
+    int i;
+    for (i = 0; i < count; i++)
+        if (!isfinite(v[i])) return 0;
+    return 1;
+}
 
 ik_status ik_chain_length(const ik_chain *c, int bone, ik_real *out)
 {
@@ -272,19 +326,18 @@ ik_status ik_chain_set_weight(ik_chain *c, int joint, ik_real weight)
 
 ik_status ik_chain2d_base(const ik_chain *c, ik_real *x, ik_real *y, ik_real *angle)
 {
-    CHECK_2D(c);
-    *x = c->base_x;
-    *y = c->base_y;
+    CHECK_DIM(c, 2);
+    *x = c->base.x;
+    *y = c->base.y;
     *angle = c->base_angle;
     return IK_OK;
 }
 
 ik_status ik_chain2d_set_base(ik_chain *c, ik_real x, ik_real y, ik_real angle)
 {
-    CHECK_2D(c);
+    CHECK_DIM(c, 2);
     if (!isfinite(x) || !isfinite(y) || !isfinite(angle)) return IK_ERR_NOT_FINITE;
-    c->base_x = x;
-    c->base_y = y;
+    c->base = ik_v3(x, y, 0);
     c->base_angle = ik_wrap_angle(angle);
     mark_stale(c, 0);
     return IK_OK;
@@ -292,7 +345,7 @@ ik_status ik_chain2d_set_base(ik_chain *c, ik_real x, ik_real y, ik_real angle)
 
 ik_status ik_chain2d_angle(const ik_chain *c, int bone, ik_real *out)
 {
-    CHECK_2D(c);
+    CHECK_DIM(c, 2);
     CHECK_BONE(c, bone);
     *out = c->angle[bone];
     return IK_OK;
@@ -300,7 +353,7 @@ ik_status ik_chain2d_angle(const ik_chain *c, int bone, ik_real *out)
 
 ik_status ik_chain2d_set_angle(ik_chain *c, int bone, ik_real angle)
 {
-    CHECK_2D(c);
+    CHECK_DIM(c, 2);
     CHECK_BONE(c, bone);
     if (!isfinite(angle)) return IK_ERR_NOT_FINITE;
     c->angle[bone] = ik_wrap_angle(angle);
@@ -310,10 +363,80 @@ ik_status ik_chain2d_set_angle(ik_chain *c, int bone, ik_real angle)
 
 ik_status ik_chain2d_world_angle(ik_chain *c, int bone, ik_real *out)
 {
-    CHECK_2D(c);
+    CHECK_DIM(c, 2);
     CHECK_BONE(c, bone);
     ik_chain_update(c);
     *out = c->world[bone];
+    return IK_OK;
+}
+
+static void quat_out(ik_quat q, ik_real out[4])
+{
+    out[0] = q.w, out[1] = q.x, out[2] = q.y, out[3] = q.z;
+}
+
+/* A unit quaternion from 4 user numbers: finite and of nonzero length. */
+static ik_status quat_in(const ik_real in[4], ik_quat *q)
+{
+    ik_real len;
+    if (!all_finite(in, 4)) return IK_ERR_NOT_FINITE;
+    /* Scaled first, so huge or tiny (but nonzero) inputs normalise without overflow. */
+    len = fmax(fmax(fabs(in[0]), fabs(in[1])), fmax(fabs(in[2]), fabs(in[3])));
+    if (len == 0) return IK_ERR_ZERO_ROTATION;
+    *q = ik_q_normalize(ik_q(in[0] / len, in[1] / len, in[2] / len, in[3] / len));
+    return IK_OK;
+}
+
+ik_status ik_chain3d_base(const ik_chain *c, ik_real position[3], ik_real rotation[4])
+{
+    CHECK_DIM(c, 3);
+    position[0] = c->base.x, position[1] = c->base.y, position[2] = c->base.z;
+    quat_out(c->base_rot, rotation);
+    return IK_OK;
+}
+
+ik_status ik_chain3d_set_base(ik_chain *c, const ik_real position[3], const ik_real *rotation)
+{
+    ik_quat q = c->base_rot;
+    CHECK_DIM(c, 3);
+    if (!all_finite(position, 3)) return IK_ERR_NOT_FINITE;
+    if (rotation) {
+        ik_status st = quat_in(rotation, &q);
+        if (st != IK_OK) return st;
+    }
+    c->base = ik_v3(position[0], position[1], position[2]);
+    c->base_rot = q;
+    mark_stale(c, 0);
+    return IK_OK;
+}
+
+ik_status ik_chain3d_rotation(const ik_chain *c, int bone, ik_real out[4])
+{
+    CHECK_DIM(c, 3);
+    CHECK_BONE(c, bone);
+    quat_out(c->rot[bone], out);
+    return IK_OK;
+}
+
+ik_status ik_chain3d_set_rotation(ik_chain *c, int bone, const ik_real rotation[4])
+{
+    ik_quat q;
+    ik_status st;
+    CHECK_DIM(c, 3);
+    CHECK_BONE(c, bone);
+    st = quat_in(rotation, &q);
+    if (st != IK_OK) return st;
+    c->rot[bone] = q;
+    mark_stale(c, bone);
+    return IK_OK;
+}
+
+ik_status ik_chain3d_world_rotation(ik_chain *c, int bone, ik_real out[4])
+{
+    CHECK_DIM(c, 3);
+    CHECK_BONE(c, bone);
+    ik_chain_update(c);
+    quat_out(c->wrot[bone], out);
     return IK_OK;
 }
 
@@ -326,29 +449,30 @@ ik_status ik_chain_configure(ik_chain *c, const ik_settings *settings)
     ik_status st = ik_settings_validate(settings);
     if (st != IK_OK) return st;
     if (settings->solver == IK_SOLVER_TWO_BONE && c->n != 2) return IK_ERR_NOT_TWO_BONE;
+    if (settings->use_pole && c->dim != 3) return IK_ERR_POLE;
     c->settings = *settings;
     c->settings.greed_ramp = settings->greed_ramp != 0;
+    c->settings.use_pole = settings->use_pole != 0;
     return IK_OK;
 }
 
 /* ---- solves ---- */
 
-ik_status ik_chain_check_target(const ik_chain *c, const ik_real *target, ik_vec2 *t)
+typedef void (*solver_fn)(ik_chain *, ik_vec3, ik_result *);
+
+static ik_status check_target(const ik_chain *c, const ik_real *target, ik_vec3 *t)
 {
-    CHECK_2D(c);
-    if (!isfinite(target[0]) || !isfinite(target[1])) return IK_ERR_NOT_FINITE;
-    *t = ik_v2(target[0], target[1]);
+    if (!all_finite(target, c->dim)) return IK_ERR_NOT_FINITE;
+    *t = ik_v3(target[0], target[1], c->dim == 3 ? target[2] : 0);
     return IK_OK;
 }
 
-typedef void (*solver_fn)(ik_chain *, ik_vec2, ik_result *);
-
 static ik_status run(ik_chain *c, const ik_real *target, ik_result *out, solver_fn solve)
 {
-    ik_vec2 t;
-    ik_status st = ik_chain_check_target(c, target, &t);
+    ik_vec3 t;
+    ik_status st = check_target(c, target, &t);
     if (st != IK_OK) return st;
-    if (solve == ik_two_bone2d && c->n != 2) return IK_ERR_NOT_TWO_BONE;
+    if (solve == ik_two_bone_chain && c->n != 2) return IK_ERR_NOT_TWO_BONE;
     ik_chain_update(c);
     solve(c, t, out);
     return IK_OK;
@@ -356,25 +480,25 @@ static ik_status run(ik_chain *c, const ik_real *target, ik_result *out, solver_
 
 ik_status ik_chain_solve_fabrik(ik_chain *c, const ik_real *target, ik_result *out)
 {
-    return run(c, target, out, ik_fabrik2d);
+    return run(c, target, out, ik_fabrik);
 }
 
 ik_status ik_chain_solve_ccd(ik_chain *c, const ik_real *target, ik_result *out)
 {
-    return run(c, target, out, ik_ccd2d);
+    return run(c, target, out, ik_ccd);
 }
 
 ik_status ik_chain_solve_relax(ik_chain *c, const ik_real *target, ik_result *out)
 {
-    return run(c, target, out, ik_relax2d);
+    return run(c, target, out, ik_relax);
 }
 
 ik_status ik_chain_solve_two_bone(ik_chain *c, const ik_real *target, ik_result *out)
 {
-    return run(c, target, out, ik_two_bone2d);
+    return run(c, target, out, ik_two_bone_chain);
 }
 
-static const solver_fn solvers[] = {ik_fabrik2d, ik_ccd2d, ik_relax2d, ik_two_bone2d};
+static const solver_fn solvers[] = {ik_fabrik, ik_ccd, ik_relax, ik_two_bone_chain};
 
 ik_status ik_chain_solve(ik_chain *c, const ik_real *target, ik_result *out)
 {
@@ -384,19 +508,20 @@ ik_status ik_chain_solve(ik_chain *c, const ik_real *target, ik_result *out)
 ik_status ik_solve_many(ik_chain *const *chains, int count, const ik_real *targets,
                         int *reached_count, int *failed)
 {
-    int k, reached = 0;
-    ik_vec2 t;
+    int k, reached = 0, dim = count > 0 ? chains[0]->dim : 2;
+    ik_vec3 t;
     ik_result r;
     for (k = 0; k < count; k++) {
-        ik_status st = ik_chain_check_target(chains[k], targets + (size_t)k * 2, &t);
-        if (st == IK_OK && chains[k]->dim != chains[0]->dim) st = IK_ERR_DIMENSION;
+        ik_status st = chains[k]->dim != dim
+                           ? IK_ERR_DIMENSION
+                           : check_target(chains[k], targets + (size_t)k * (size_t)dim, &t);
         if (st != IK_OK) {
             if (failed) *failed = k;
             return st;
         }
     }
     for (k = 0; k < count; k++) {
-        ik_chain_solve(chains[k], targets + (size_t)k * 2, &r);
+        ik_chain_solve(chains[k], targets + (size_t)k * (size_t)dim, &r);
         reached += r.reached;
     }
     if (reached_count) *reached_count = reached;

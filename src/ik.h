@@ -5,6 +5,7 @@
  *
  * Conventions (the same as the Lua API, but 0-based):
  *   - Radians everywhere; 2D angles are counter-clockwise from +x in a y-up frame.
+ *   - 3D rotations are unit quaternions stored w, x, y, z; a * b rotates by b, then by a.
  *   - A chain of n bones has joints 0..n: joint i is the base of bone i, joint n is the
  *     tip (the end effector). Joint 0 is the base and never moves in a solve.
  *   - Bone i points along the local +x axis of its frame; local angles are relative to
@@ -38,7 +39,9 @@ typedef enum ik_status {
     IK_ERR_BEND,         /* bend must be 1 or -1 */
     IK_ERR_SOLVER,       /* settings: unknown solver */
     IK_ERR_NOT_TWO_BONE, /* the two-bone solver needs a chain of exactly 2 bones */
-    IK_ERR_DIMENSION     /* the call is for a chain of the other dimension */
+    IK_ERR_DIMENSION,    /* the call is for a chain of the other dimension */
+    IK_ERR_ZERO_ROTATION, /* a quaternion of length zero has no rotation */
+    IK_ERR_POLE          /* settings: a pole must be a nonzero direction, on a 3D chain */
 } ik_status;
 
 /* A short lowercase message for a status, suitable for an argument error. */
@@ -64,6 +67,9 @@ typedef struct ik_settings {
     ik_real greed;     /* CCD: fraction of each joint's rotation applied, in (0, 1] */
     int greed_ramp;    /* CCD: nonzero raises greed linearly so it is 1 on the last iteration */
     int bend;          /* two-bone solve: 1 bends with a positive joint angle, -1 negative */
+    int use_pole;      /* 3D: nonzero bends towards pole; 0 keeps the current bend plane */
+    ik_real pole[3];   /* 3D: world-space direction; the chain bends to its side of the
+                          base->target line (see ik_two_bone_joint3) */
 } ik_settings;
 
 #define IK_DEFAULT_ITERATIONS 64
@@ -103,12 +109,23 @@ ik_status ik_two_bone(ik_real l1, ik_real l2, ik_real x, ik_real y, int bend, ik
 ik_status ik_two_bone_joint(ik_real x, ik_real y, ik_real r1, ik_real r2, int bend,
                             ik_real *jx, ik_real *jy, int *reached);
 
+/*
+ * 3D vector form: the middle joint for a root at the origin, |joint| = r1 always. It lies in
+ * the plane of target and pole, on the pole's side of the root->target line. When the pole
+ * is zero or along that line, the fallback bend direction is world +y made perpendicular to
+ * the line, or world +z when the line is along y. Unreachable: the closest pose (straight,
+ * or folded back when r2 > r1), *reached == 0.
+ */
+ik_status ik_two_bone_joint3(const ik_real target[3], ik_real r1, ik_real r2,
+                             const ik_real pole[3], ik_real joint[3], int *reached);
+
 /* ---- Chains ---- */
 
 typedef struct ik_chain ik_chain;
 
-/* Bytes needed for a 2D chain of n bones; 0 when n < 1 or the size overflows. */
+/* Bytes needed for a 2D (3D) chain of n bones; 0 when n < 1 or the size overflows. */
 size_t ik_chain2d_size(int n);
+size_t ik_chain3d_size(int n);
 
 /*
  * Builds a 2D chain of n bones in caller memory (at least ik_chain2d_size(n) bytes,
@@ -120,16 +137,24 @@ size_t ik_chain2d_size(int n);
 ik_status ik_chain2d_init(void *memory, size_t size, int n, const ik_real *lengths,
                           ik_chain **out);
 
+/*
+ * The same for a 3D chain: base at the origin with the identity rotation, every local
+ * rotation the identity, so every bone points along +x.
+ */
+ik_status ik_chain3d_init(void *memory, size_t size, int n, const ik_real *lengths,
+                          ik_chain **out);
+
 /* The same in memory from malloc; free it with ik_chain_destroy. NULL on error. */
 ik_chain *ik_chain2d_create(int n, const ik_real *lengths, ik_status *status);
+ik_chain *ik_chain3d_create(int n, const ik_real *lengths, ik_status *status);
 void ik_chain_destroy(ik_chain *chain);
 
 int ik_chain_count(const ik_chain *chain); /* bones */
 int ik_chain_dim(const ik_chain *chain);   /* 2 or 3 */
 
 /*
- * World positions of joints 0..n, dim numbers each, kept up to date by every setter and
- * solve; read-only. Valid for the life of the chain.
+ * World positions of joints 0..n, three numbers each (x, y, z; z = 0 in 2D), brought up to
+ * date by this call; read-only. Valid for the life of the chain.
  */
 const ik_real *ik_chain_positions(ik_chain *chain);
 
@@ -147,6 +172,17 @@ ik_status ik_chain2d_angle(const ik_chain *chain, int bone, ik_real *out);
 ik_status ik_chain2d_set_angle(ik_chain *chain, int bone, ik_real angle);
 ik_status ik_chain2d_world_angle(ik_chain *chain, int bone, ik_real *out);
 
+/*
+ * 3D pose. Quaternions are w, x, y, z. Setters normalise; a zero quaternion is
+ * IK_ERR_ZERO_ROTATION. set_base with rotation NULL keeps the current rotation.
+ */
+ik_status ik_chain3d_base(const ik_chain *chain, ik_real position[3], ik_real rotation[4]);
+ik_status ik_chain3d_set_base(ik_chain *chain, const ik_real position[3],
+                              const ik_real *rotation);
+ik_status ik_chain3d_rotation(const ik_chain *chain, int bone, ik_real out[4]);
+ik_status ik_chain3d_set_rotation(ik_chain *chain, int bone, const ik_real rotation[4]);
+ik_status ik_chain3d_world_rotation(ik_chain *chain, int bone, ik_real out[4]);
+
 const ik_settings *ik_chain_settings(const ik_chain *chain);
 /* Validates every field (and the solver against the chain), then copies. */
 ik_status ik_chain_configure(ik_chain *chain, const ik_settings *settings);
@@ -155,6 +191,11 @@ ik_status ik_chain_configure(ik_chain *chain, const ik_settings *settings);
  * Solves from the current pose (warm start) so the tip reaches target (dim numbers, world
  * space). Bone lengths are kept exactly and the base never moves. Errors (nothing
  * changed): IK_ERR_NOT_FINITE for the target, IK_ERR_NOT_TWO_BONE.
+ *
+ * 3D, position-based solves (FABRIK, relaxation, two-bone): each bone's new world rotation
+ * is the smallest rotation taking its direction before the call to its new one, applied to
+ * its world rotation before the call, so the twist about the bone is kept. CCD turns each
+ * joint by (a fraction of) the smallest rotation taking joint->tip to joint->target.
  */
 ik_status ik_chain_solve(ik_chain *chain, const ik_real *target, ik_result *out);
 ik_status ik_chain_solve_fabrik(ik_chain *chain, const ik_real *target, ik_result *out);

@@ -1,5 +1,5 @@
 /*
- * ik_math.h - tiny inline 2D vector helpers for the core (private).
+ * ik_math.h - tiny inline 2D and 3D vector and quaternion helpers for the core (private).
  *
  * By-value structs, radians. Degenerate cases have defined results: normalising a zero
  * vector returns the fallback the caller gives, never a NaN.
@@ -84,6 +84,143 @@ static inline ik_real ik_wrap_angle(ik_real a) { return remainder(a, IK_TWO_PI);
 static inline ik_real ik_clamp(ik_real v, ik_real lo, ik_real hi)
 {
     return v < lo ? lo : (v > hi ? hi : v);
+}
+
+/* ---- 3D ---- */
+
+typedef struct ik_vec3 {
+    ik_real x, y, z;
+} ik_vec3;
+
+/* A rotation: w + xi + yj + zk, unit length. */
+typedef struct ik_quat {
+    ik_real w, x, y, z;
+} ik_quat;
+
+static inline ik_vec3 ik_v3(ik_real x, ik_real y, ik_real z)
+{
+    ik_vec3 v;
+    v.x = x;
+    v.y = y;
+    v.z = z;
+    return v;
+}
+static inline ik_vec3 ik_v3_add(ik_vec3 a, ik_vec3 b) { return ik_v3(a.x + b.x, a.y + b.y, a.z + b.z); }
+static inline ik_vec3 ik_v3_sub(ik_vec3 a, ik_vec3 b) { return ik_v3(a.x - b.x, a.y - b.y, a.z - b.z); }
+static inline ik_vec3 ik_v3_scale(ik_vec3 a, ik_real s) { return ik_v3(a.x * s, a.y * s, a.z * s); }
+static inline ik_real ik_v3_dot(ik_vec3 a, ik_vec3 b) { return a.x * b.x + a.y * b.y + a.z * b.z; }
+static inline ik_vec3 ik_v3_cross(ik_vec3 a, ik_vec3 b)
+{
+    return ik_v3(a.y * b.z - a.z * b.y, a.z * b.x - a.x * b.z, a.x * b.y - a.y * b.x);
+}
+
+/* As ik_v2_len: sqrt on the fast path, an overflow-free fallback at the extremes. */
+static inline ik_real ik_v3_len(ik_vec3 a)
+{
+    ik_real d = ik_v3_dot(a, a);
+    if (d < 1e300 && d > 1e-300) return sqrt(d);
+    return hypot(hypot(a.x, a.y), a.z);
+}
+
+/* As ik_v2_tame. */
+static inline ik_vec3 ik_v3_tame(ik_vec3 a)
+{
+    return ik_v3_len(a) <= 1e150 ? a : ik_v3_scale(a, 0x1p-600);
+}
+
+/* a / |a|, or fallback when a is zero; finite for every finite a. */
+static inline ik_vec3 ik_v3_normalize_or(ik_vec3 a, ik_vec3 fallback)
+{
+    ik_real len;
+    a = ik_v3_tame(a);
+    len = ik_v3_len(a);
+    if (!(len > 0.0)) return fallback;
+    return ik_v3(a.x / len, a.y / len, a.z / len);
+}
+
+/* A unit vector perpendicular to unit u: u x e, e the axis u leans on least. */
+static inline ik_vec3 ik_v3_any_perpendicular(ik_vec3 u)
+{
+    ik_real ax = fabs(u.x), ay = fabs(u.y), az = fabs(u.z);
+    ik_vec3 e = ax <= ay && ax <= az ? ik_v3(1, 0, 0) : (ay <= az ? ik_v3(0, 1, 0) : ik_v3(0, 0, 1));
+    return ik_v3_normalize_or(ik_v3_cross(u, e), ik_v3(0, 0, 1));
+}
+
+static inline ik_quat ik_q(ik_real w, ik_real x, ik_real y, ik_real z)
+{
+    ik_quat q;
+    q.w = w;
+    q.x = x;
+    q.y = y;
+    q.z = z;
+    return q;
+}
+static inline ik_quat ik_q_identity(void) { return ik_q(1, 0, 0, 0); }
+static inline ik_quat ik_q_conj(ik_quat q) { return ik_q(q.w, -q.x, -q.y, -q.z); }
+
+/* a * b: rotate by b, then by a. */
+static inline ik_quat ik_q_mul(ik_quat a, ik_quat b)
+{
+    return ik_q(a.w * b.w - a.x * b.x - a.y * b.y - a.z * b.z,
+                a.w * b.x + a.x * b.w + a.y * b.z - a.z * b.y,
+                a.w * b.y - a.x * b.z + a.y * b.w + a.z * b.x,
+                a.w * b.z + a.x * b.y - a.y * b.x + a.z * b.w);
+}
+
+/* q / |q|; the identity for a zero (or non-finite) q. */
+static inline ik_quat ik_q_normalize(ik_quat q)
+{
+    ik_real len = sqrt(q.w * q.w + q.x * q.x + q.y * q.y + q.z * q.z);
+    if (!(len > 0.0) || !isfinite(len)) return ik_q_identity();
+    return ik_q(q.w / len, q.x / len, q.y / len, q.z / len);
+}
+
+/* v rotated by unit q: v + 2w (u x v) + 2 u x (u x v), u the vector part. */
+static inline ik_vec3 ik_q_rotate(ik_quat q, ik_vec3 v)
+{
+    ik_vec3 u = ik_v3(q.x, q.y, q.z);
+    ik_vec3 t = ik_v3_scale(ik_v3_cross(u, v), 2);
+    return ik_v3_add(ik_v3_add(v, ik_v3_scale(t, q.w)), ik_v3_cross(u, t));
+}
+
+/* The bone direction of a frame: its local +x axis in the parent's space. */
+static inline ik_vec3 ik_q_x_axis(ik_quat q)
+{
+    return ik_v3(1 - 2 * (q.y * q.y + q.z * q.z), 2 * (q.x * q.y + q.w * q.z),
+                 2 * (q.x * q.z - q.w * q.y));
+}
+
+/*
+ * The smallest rotation taking unit a to unit b (w >= 0). Opposite vectors: the half turn
+ * about a fixed perpendicular of a, so the result is defined and deterministic.
+ */
+static inline ik_quat ik_q_from_to(ik_vec3 a, ik_vec3 b)
+{
+    ik_real d = ik_v3_dot(a, b);
+    ik_vec3 axis;
+    if (d < -1 + 1e-12) {
+        axis = ik_v3_any_perpendicular(a);
+        return ik_q(0, axis.x, axis.y, axis.z);
+    }
+    axis = ik_v3_cross(a, b);
+    return ik_q_normalize(ik_q(1 + d, axis.x, axis.y, axis.z));
+}
+
+/* The fraction t of the rotation q (w >= 0): same axis, t times the angle (a slerp). */
+static inline ik_quat ik_q_fraction(ik_quat q, ik_real t)
+{
+    ik_real s = sqrt(q.x * q.x + q.y * q.y + q.z * q.z), half, k;
+    if (t == 1 || !(s > 0)) return q;
+    half = atan2(s, q.w) * t;
+    k = sin(half) / s;
+    return ik_q(cos(half), q.x * k, q.y * k, q.z * k);
+}
+
+/* The rotation by angle (radians) about unit axis. */
+static inline ik_quat ik_q_axis_angle(ik_vec3 axis, ik_real angle)
+{
+    ik_real s = sin(angle / 2);
+    return ik_q(cos(angle / 2), axis.x * s, axis.y * s, axis.z * s);
 }
 
 #endif /* IK_MATH_H */

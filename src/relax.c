@@ -1,19 +1,21 @@
 /*
- * relax.c - constraint relaxation, after Ryan Juckett, "Constraint Relaxation IK in 2D",
- * ../shared/seeds/constraint-relaxation-ik-2d.txt.
+ * relax.c - constraint relaxation, 2D and 3D, after Ryan Juckett, "Constraint Relaxation
+ * IK in 2D", ../shared/seeds/constraint-relaxation-ik-2d.txt.
  *
  * The joints are points b[0..n-1] (the bases of the bones; the tip is implicit) held
  * together by distance constraints. One iteration: snap the end bone's base to its length
  * from the target; resolve each interior constraint (bones n-2 down to 1) by moving both
  * ends, in proportion to their joints' weights; then pull b[1] back to its length from the
- * fixed base b[0]. The points persist across iterations, as in the article. Finally the
- * points are mapped back onto bones of exact length by extracting angles, and the end bone
- * is pointed at the target from where its base really is (the article points it from the
- * relaxed point, which may not be where the exact-length bones put it).
+ * fixed base b[0]. The points persist across iterations, as in the article.
  *
- * Stopping: after each iteration the solve measures where the mapped chain's tip would
- * be, with unit vectors instead of angles (no trigonometry), and stops once it is within
- * tolerance.
+ * Finally the points are mapped back onto bones of exact length: each bone along its
+ * relaxed segment, and the end bone pointed at the target from where its base really is
+ * (the article points it from the relaxed point, which may not be where the exact-length
+ * bones put it). As the article notes, only this mapping depends on the dimension: the
+ * loop runs on vec3 points, z = 0 in 2D.
+ *
+ * Stopping: after each iteration the solve measures where the mapped chain's tip would be
+ * (unit vectors, no trigonometry) and stops once it is within tolerance.
  *
  * The article skips a constraint whose points coincide or whose weights sum to zero; so do
  * we (testing for exact zero: the article's epsilon of 1e-4 would be a length in world units).
@@ -21,26 +23,32 @@
 #include "chain.h"
 
 /*
- * The tip-to-target distance of the chain the points map to: exact-length bones along the
- * segments (a segment with no direction keeps its bone's direction, as the mapping does),
- * the end bone pointed at the target.
+ * Maps the relaxed points b[0..n-1] to exact-length bones: the mapped joints go to out
+ * (may be b itself, or NULL to only measure). Returns the mapped tip's distance to target.
+ * A segment with no direction keeps its bone's direction, as ik_chain_apply_points does.
  */
-static ik_real mapped_distance(const ik_chain *c, const ik_vec2 *b, ik_vec2 target)
+static ik_real map_points(const ik_chain *c, ik_vec3 *b, ik_vec3 target, ik_vec3 *out)
 {
-    int i, n = c->n;
-    ik_vec2 joint = b[0];
+    const int n = c->n;
+    ik_vec3 joint = b[0], relaxed = b[0], u;
+    int i;
     for (i = 0; i + 1 < n; i++) {
-        ik_vec2 u = ik_v2_normalize_or(ik_v2_sub(b[i + 1], b[i]), c->dir[i]);
-        joint = ik_v2_add(joint, ik_v2_scale(u, c->length[i]));
+        u = ik_v3_normalize_or(ik_v3_sub(b[i + 1], relaxed), c->dir[i]);
+        relaxed = b[i + 1];
+        joint = ik_v3_add(joint, ik_v3_scale(u, c->length[i]));
+        if (out) out[i + 1] = joint;
     }
-    return fabs(ik_v2_len(ik_v2_sub(target, joint)) - c->length[n - 1]);
+    u = ik_v3_normalize_or(ik_v3_sub(target, joint), c->dir[n - 1]);
+    if (out) out[n] = ik_v3_add(joint, ik_v3_scale(u, c->length[n - 1]));
+    return fabs(ik_v3_len(ik_v3_sub(target, joint)) - c->length[n - 1]);
 }
 
-void ik_relax2d(ik_chain *c, ik_vec2 target, ik_result *out)
+void ik_relax(ik_chain *c, ik_vec3 target, ik_result *out)
 {
     const int n = c->n;
     const ik_real *len = c->length, *weight = c->weight;
-    ik_vec2 *b = c->work;
+    const ik_vec3 zero = ik_v3(0, 0, 0);
+    ik_vec3 *b = c->work;
     int i, iter = 0;
 
     if (ik_chain_tip_distance(c, target) <= c->settings.tolerance) {
@@ -48,30 +56,30 @@ void ik_relax2d(ik_chain *c, ik_vec2 target, ik_result *out)
         return;
     }
     for (i = 0; i < n; i++) b[i] = c->joint[i];
-    /* A single bone has no constraint to relax: it is pointed at the target below. */
+    /* A single bone has no constraint to relax: the mapping points it at the target. */
     while (n > 1 && iter < c->settings.iterations) {
-        ik_vec2 zero = ik_v2(0, 0), u = ik_v2_normalize_or(ik_v2_sub(target, b[n - 1]), zero);
-        b[n - 1] = ik_v2_sub(target, ik_v2_scale(u, len[n - 1]));
+        ik_vec3 u = ik_v3_normalize_or(ik_v3_sub(target, b[n - 1]), zero);
+        b[n - 1] = ik_v3_sub(target, ik_v3_scale(u, len[n - 1]));
 
         for (i = n - 2; i >= 1; i--) {
             ik_real total = weight[i] + weight[i + 1];
-            ik_vec2 v = ik_v2_sub(b[i + 1], b[i]);
-            u = ik_v2_normalize_or(v, zero);
-            if ((u.x != 0 || u.y != 0) && total > 0) {
+            ik_vec3 v = ik_v3_sub(b[i + 1], b[i]);
+            u = ik_v3_normalize_or(v, zero);
+            if ((u.x != 0 || u.y != 0 || u.z != 0) && total > 0) {
                 /* u * (l - d) moves the ends apart (or together) to distance l. */
-                ik_vec2 fix = ik_v2_scale(u, (len[i] - ik_v2_len(v)) / total);
-                b[i] = ik_v2_sub(b[i], ik_v2_scale(fix, weight[i]));
-                b[i + 1] = ik_v2_add(b[i + 1], ik_v2_scale(fix, weight[i + 1]));
+                ik_vec3 fix = ik_v3_scale(u, (len[i] - ik_v3_len(v)) / total);
+                b[i] = ik_v3_sub(b[i], ik_v3_scale(fix, weight[i]));
+                b[i + 1] = ik_v3_add(b[i + 1], ik_v3_scale(fix, weight[i + 1]));
             }
         }
 
-        u = ik_v2_normalize_or(ik_v2_sub(b[1], b[0]), zero);
-        if (u.x != 0 || u.y != 0) b[1] = ik_v2_add(b[0], ik_v2_scale(u, len[0]));
+        u = ik_v3_normalize_or(ik_v3_sub(b[1], b[0]), zero);
+        if (u.x != 0 || u.y != 0 || u.z != 0) b[1] = ik_v3_add(b[0], ik_v3_scale(u, len[0]));
 
         iter++;
-        if (mapped_distance(c, b, target) <= c->settings.tolerance) break;
+        if (map_points(c, b, target, NULL) <= c->settings.tolerance) break;
     }
-    ik_chain2d_apply_points(c, b, n - 1);
-    ik_chain2d_point_bone_at(c, n - 1, target);
+    map_points(c, b, target, b);
+    ik_chain_apply_points(c, b);
     ik_chain_finish(c, target, iter, out);
 }

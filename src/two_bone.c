@@ -123,14 +123,67 @@ ik_status ik_two_bone_joint(ik_real x, ik_real y, ik_real r1, ik_real r2, int be
     return IK_OK;
 }
 
-/*
- * The chain form: the target in the base frame, the angle form's a1 and a2 as the two
- * local angles.
- */
-void ik_two_bone2d(ik_chain *c, ik_vec2 target, ik_result *out)
+ik_status ik_two_bone_joint3(const ik_real target[3], ik_real r1, ik_real r2,
+                             const ik_real pole[3], ik_real joint[3], int *reached)
+{
+    ik_real m, h, len, w, along, across;
+    ik_vec3 p, axis, bend, j, zero = ik_v3(0, 0, 0);
+    int side, k;
+    for (k = 0; k < 3; k++)
+        if (!isfinite(target[k]) || !isfinite(pole[k])) return IK_ERR_NOT_FINITE;
+    if (!isfinite(r1) || !isfinite(r2)) return IK_ERR_NOT_FINITE;
+    if (r1 < 0 || r2 < 0) return IK_ERR_NEGATIVE;
+
+    m = max4(r1, r2, fmax(fabs(target[0]), fabs(target[1])), fabs(target[2]));
+    if (m == 0) {
+        joint[0] = joint[1] = joint[2] = 0;
+        *reached = 1;
+        return IK_OK;
+    }
+    r1 /= m, r2 /= m;
+    p = ik_v3(target[0] / m, target[1] / m, target[2] / m);
+    h = ik_v3_dot(p, p);
+    side = ring_side(h, r1, r2);
+    *reached = side == 0;
+
+    /*
+     * The bend direction: the pole made perpendicular to the root->target axis; when that
+     * leaves nothing (a zero pole, or one along the axis), world +y made perpendicular, or
+     * +z when the axis is along y. A target on the root has no axis: the bend direction is
+     * the pole itself (or +y), and the joint goes there.
+     */
+    axis = ik_v3_normalize_or(p, zero);
+    bend = ik_v3_normalize_or(ik_v3(pole[0], pole[1], pole[2]), zero);
+    bend = ik_v3_sub(bend, ik_v3_scale(axis, ik_v3_dot(bend, axis)));
+    if (!(ik_v3_len(bend) > 1e-12)) {
+        bend = ik_v3_sub(ik_v3(0, 1, 0), ik_v3_scale(axis, axis.y));
+        if (!(ik_v3_len(bend) > 1e-12)) bend = ik_v3_sub(ik_v3(0, 0, 1), ik_v3_scale(axis, axis.z));
+    }
+    bend = ik_v3_normalize_or(bend, ik_v3(0, 1, 0));
+
+    len = sqrt(h);
+    w = h + r1 * r1 - r2 * r2;
+    if (h == 0) {
+        j = ik_v3_scale(bend, r1);
+    } else if (side != 0 || r1 == 0 || r2 == 0) {
+        /* Out of reach or a zero-length bone: straight along p, or folded back (as 2D). */
+        j = ik_v3_scale(axis, w < 0 ? -r1 : r1);
+    } else {
+        /* j.p = w / 2 fixes the part along the axis; |j| = r1 gives the part across. */
+        along = w / (2 * len);
+        across = r1 * r1 - along * along;
+        across = across > 0 ? sqrt(across) : 0;
+        j = ik_v3_add(ik_v3_scale(axis, along), ik_v3_scale(bend, across));
+    }
+    joint[0] = j.x * m, joint[1] = j.y * m, joint[2] = j.z * m;
+    return IK_OK;
+}
+
+/* 2D chain: the target in the base frame, the angle form's a1 and a2 as the local angles. */
+static void two_bone_chain2d(ik_chain *c, ik_vec3 target)
 {
     ik_vec2 to_base_frame = ik_v2(cos(c->base_angle), -sin(c->base_angle));
-    ik_vec2 local = ik_v2_rotate(ik_v2_sub(target, c->joint[0]), to_base_frame);
+    ik_vec2 local = ik_v2_rotate(ik_v2(target.x - c->base.x, target.y - c->base.y), to_base_frame);
     ik_real a1, a2;
     int valid;
     /* Only a target so far from the base that the difference overflows fails here. */
@@ -140,5 +193,36 @@ void ik_two_bone2d(ik_chain *c, ik_vec2 target, ik_result *out)
         c->angle[1] = ik_wrap_angle(a2);
         c->stale_from = 0;
     }
+}
+
+/*
+ * 3D chain: the vector form gives the middle joint, bending towards the pole, or, with no
+ * pole, in the plane the chain bends in now (the middle joint's current offset). The bones
+ * then turn onto the joint and the (closest) tip by their smallest rotations, keeping twist.
+ */
+static void two_bone_chain3d(ik_chain *c, ik_vec3 target)
+{
+    ik_vec3 base = c->joint[0], *p = c->work;
+    ik_vec3 to_target = ik_v3_sub(target, base);
+    ik_vec3 bend = c->settings.use_pole
+                       ? ik_v3(c->settings.pole[0], c->settings.pole[1], c->settings.pole[2])
+                       : ik_v3_sub(c->joint[1], base);
+    ik_real t[3], pole[3], j[3];
+    int valid;
+    t[0] = to_target.x, t[1] = to_target.y, t[2] = to_target.z;
+    pole[0] = bend.x, pole[1] = bend.y, pole[2] = bend.z;
+    /* Only a target so far from the base that the difference overflows fails here. */
+    if (ik_two_bone_joint3(t, c->length[0], c->length[1], pole, j, &valid) != IK_OK) return;
+    p[0] = base;
+    p[1] = ik_v3_add(base, ik_v3(j[0], j[1], j[2]));
+    p[2] = ik_v3_add(p[1], ik_v3_scale(ik_v3_normalize_or(ik_v3_sub(target, p[1]), c->dir[1]),
+                                       c->length[1]));
+    ik_chain_apply_points(c, p);
+}
+
+void ik_two_bone_chain(ik_chain *c, ik_vec3 target, ik_result *out)
+{
+    if (c->dim == 2) two_bone_chain2d(c, target);
+    else two_bone_chain3d(c, target);
     ik_chain_finish(c, target, 1, out);
 }
