@@ -3,6 +3,8 @@
 #   make luajit   build/luajit/ik/core.so (LuaJIT 2.1, what LOVE 11 embeds)
 #   make test     both modules, the busted specs under Lua 5.4 and LuaJIT, the C example
 #   make demo     the headless demo: a table of solves and SVG pictures in demo/out/
+#   make readme-picture   the same, and docs/demo.svg (the picture in the README)
+#   make bench    figures: each solver's success rate and mean iterations (bench/)
 #   make deps     installs the Debian packages the above need (as root), or says how
 
 CC      ?= cc
@@ -24,7 +26,7 @@ BIND_HDR := src/ik_lua_compat.h
 
 CORE_OBJ := $(CORE_SRC:src/%.c=build/core/%.o)
 
-.PHONY: all luajit test demo deps bench clean
+.PHONY: all luajit test demo readme-picture deps bench clean rock-leftovers
 
 all: ik/core.so libik.a build/examples/solve
 
@@ -46,6 +48,15 @@ build/luajit/ik/core.so: $(CORE_SRC) $(BIND_SRC) $(CORE_HDR) $(BIND_HDR)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -I$(LUAJIT_INC) -shared $(CORE_SRC) $(BIND_SRC) -o $@ -lm
 
+# `luarocks make` compiles in the source tree: it leaves its own ik/core.so (newer than the
+# sources, so make would keep it, whatever Lua it was built for) and src/*.o. Those objects
+# give it away: remove them and rebuild ik/core.so with the flags above.
+ifneq ($(wildcard src/*.o),)
+ik/core.so: rock-leftovers
+endif
+rock-leftovers:
+	rm -f src/*.o
+
 build/examples/solve: examples/solve.c libik.a src/ik.h
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -Isrc examples/solve.c libik.a -o $@ -lm
@@ -58,6 +69,14 @@ test: deps all luajit
 
 demo: deps ik/core.so
 	lua5.4 demo/demo.lua
+
+readme-picture: deps ik/core.so
+	lua5.4 demo/demo.lua --readme
+
+# Figures, not tests: success rates and mean iterations under both VMs.
+bench: deps ik/core.so luajit
+	lua5.4 bench/rates.lua
+	IK_CPATH="build/luajit/?.so" luajit bench/rates.lua
 
 clean:
 	rm -rf build ik libik.a demo/out

@@ -1,0 +1,36 @@
+#!/bin/sh
+# Installs the Debian packages that `make`, `make test` and `make demo` need, or says how.
+#   sh tools/deps.sh [EXTRA-PACKAGE...]
+# Nothing missing: silent, exit 0. Missing and root: apt-get installs them. Missing and not
+# root: prints the exact command to run and exits 1.
+set -eu
+
+packages="make gcc lua5.4 liblua5.4-dev luajit libluajit-5.1-dev lua-busted $*"
+
+if ! command -v dpkg-query >/dev/null 2>&1; then
+    echo "deps.sh: not a Debian system; make sure the equivalents of these are installed:" >&2
+    echo "  $packages" >&2
+    exit 0
+fi
+
+missing=""
+for p in $packages; do
+    # db:Status-Status is "installed" only for a fully installed package (not removed or
+    # half-configured); dpkg-query fails for a package it has never heard of.
+    status=$(dpkg-query -W -f='${db:Status-Status}' "$p" 2>/dev/null || true)
+    [ "$status" = installed ] || missing="$missing $p"
+done
+
+[ -z "$missing" ] && exit 0
+
+if [ "$(id -u)" -eq 0 ]; then
+    echo "deps.sh: installing:$missing"
+    apt-get update
+    # shellcheck disable=SC2086 # one word per package
+    DEBIAN_FRONTEND=noninteractive apt-get install -y $missing
+else
+    echo "deps.sh: missing Debian packages:$missing" >&2
+    echo "install them with:" >&2
+    echo "  sudo apt-get install -y$missing" >&2
+    exit 1
+fi
