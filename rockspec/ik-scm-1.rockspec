@@ -15,7 +15,7 @@ source = {
 description = {
     summary = "Inverse kinematics for bone chains: a small C core with a Lua binding",
     detailed = [[
-A C99 core (no Lua in it) and a Lua module for 2D bone chains: the analytic two-bone
+A C99 core (no Lua in it) and a Lua module for 2D and 3D bone chains: the analytic two-bone
 solve in angle and vector form, CCD, FABRIK and constraint relaxation, with per-joint
 weights, warm starts and nothing allocated per solve; for Lua 5.4 and LuaJIT 2.1.
 ]],

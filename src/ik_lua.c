@@ -46,13 +46,16 @@ static ik_chain *check_chain(lua_State *L)
     return ((chain_box *)luaL_checkudata(L, 1, CHAIN_MT))->chain;
 }
 
-/* The 2D accessors refuse a 3D chain before reading their other arguments. */
-static ik_chain *check_chain2d(lua_State *L)
+/* The 2D (3D) accessors refuse a chain of the other dimension before reading arguments. */
+static ik_chain *check_chain_dim(lua_State *L, int dim)
 {
     ik_chain *chain = check_chain(L);
-    if (ik_chain_dim(chain) != 2) luaL_argerror(L, 1, ik_status_string(IK_ERR_DIMENSION));
+    if (ik_chain_dim(chain) != dim) luaL_argerror(L, 1, ik_status_string(IK_ERR_DIMENSION));
     return chain;
 }
+
+static ik_chain *check_chain2d(lua_State *L) { return check_chain_dim(L, 2); }
+static ik_chain *check_chain3d(lua_State *L) { return check_chain_dim(L, 3); }
 
 static void check_status(lua_State *L, ik_status status, int arg)
 {
@@ -101,6 +104,20 @@ static ik_real check_length(lua_State *L, int arg)
     ik_real length = check_real(L, arg);
     if (length < 0) luaL_argerror(L, arg, ik_status_string(IK_ERR_NEGATIVE));
     return length;
+}
+
+/* Four finite numbers from argument arg on: a quaternion w, x, y, z (the core normalises). */
+static void check_quat(lua_State *L, int arg, ik_real q[4])
+{
+    int k;
+    for (k = 0; k < 4; k++) q[k] = check_real(L, arg + k);
+}
+
+static int push_quat(lua_State *L, const ik_real q[4])
+{
+    int k;
+    for (k = 0; k < 4; k++) lua_pushnumber(L, q[k]);
+    return 4;
 }
 
 /*
@@ -156,13 +173,28 @@ static int mod_two_bone_joint(lua_State *L)
     return 3;
 }
 
+static int mod_two_bone_joint3(lua_State *L)
+{
+    ik_real target[3], pole[3], joint[3], r1, r2;
+    int reached, k;
+    for (k = 0; k < 3; k++) target[k] = check_real(L, 1 + k);
+    r1 = check_length(L, 4);
+    r2 = check_length(L, 5);
+    for (k = 0; k < 3; k++) pole[k] = check_real(L, 6 + k);
+    check_status(L, ik_two_bone_joint3(target, r1, r2, pole, joint, &reached), 1);
+    for (k = 0; k < 3; k++) lua_pushnumber(L, joint[k]);
+    lua_pushboolean(L, reached);
+    return 4;
+}
+
 /* ---- construction ---- */
 
-static int mod_chain2d(lua_State *L)
+/* ik.chain2d(lengths [, x, y [, angle]]) and ik.chain3d(lengths [, x, y, z]). */
+static int new_chain(lua_State *L, int dim)
 {
     ik_real stack_lengths[STACK_LENGTHS];
     ik_real *lengths = stack_lengths;
-    ik_real x, y, angle;
+    ik_real base[3]; /* 2D: x, y, angle; 3D: x, y, z */
     size_t count, size;
     int n, k;
     chain_box *box;
@@ -172,7 +204,7 @@ static int mod_chain2d(lua_State *L)
     lua_settop(L, 4); /* the scratch and the chain go above the arguments */
     count = ik_lua_rawlen(L, 1);
     if (count < 1) luaL_argerror(L, 1, ik_status_string(IK_ERR_COUNT));
-    size = count <= INT_MAX ? ik_chain2d_size((int)count) : 0;
+    size = count > INT_MAX ? 0 : dim == 2 ? ik_chain2d_size((int)count) : ik_chain3d_size((int)count);
     if (size == 0 || size > (size_t)-1 - sizeof(chain_box) ||
         count > (size_t)-1 / sizeof(ik_real))
         luaL_argerror(L, 1, ik_status_string(IK_ERR_TOO_LARGE));
@@ -185,18 +217,24 @@ static int mod_chain2d(lua_State *L)
         if (lengths[k] < 0)
             luaL_argerror(L, 1, lua_pushfstring(L, "length %d is negative", k + 1));
     }
-    x = opt_real(L, 2, 0);
-    y = opt_real(L, 3, 0);
-    angle = opt_real(L, 4, 0);
+    for (k = 0; k < 3; k++) base[k] = opt_real(L, 2 + k, 0);
 
     box = (chain_box *)ik_lua_newuserdata(L, sizeof(chain_box) + size);
-    check_status(L, ik_chain2d_init(box + 1, size, n, lengths, &chain), 1);
-    check_status(L, ik_chain2d_set_base(chain, x, y, angle), 2);
+    if (dim == 2) {
+        check_status(L, ik_chain2d_init(box + 1, size, n, lengths, &chain), 1);
+        check_status(L, ik_chain2d_set_base(chain, base[0], base[1], base[2]), 2);
+    } else {
+        check_status(L, ik_chain3d_init(box + 1, size, n, lengths, &chain), 1);
+        check_status(L, ik_chain3d_set_base(chain, base, NULL), 2);
+    }
     box->chain = chain;
     /* Only a fully built chain gets the metatable, so methods never see a half-made one. */
     luaL_setmetatable(L, CHAIN_MT);
     return 1;
 }
+
+static int mod_chain2d(lua_State *L) { return new_chain(L, 2); }
+static int mod_chain3d(lua_State *L) { return new_chain(L, 3); }
 
 /* ---- methods: shape and pose ---- */
 
@@ -223,7 +261,7 @@ static int chain_tostring(lua_State *L)
 static int push_joint(lua_State *L, ik_chain *chain, int joint)
 {
     int dim = ik_chain_dim(chain), d;
-    const ik_real *p = ik_chain_positions(chain) + (size_t)joint * (size_t)dim;
+    const ik_real *p = ik_chain_positions(chain) + (size_t)joint * 3; /* 3 numbers a joint */
     for (d = 0; d < dim; d++) lua_pushnumber(L, p[d]);
     return dim;
 }
@@ -243,8 +281,8 @@ static int chain_effector(lua_State *L)
 static int chain_positions(lua_State *L)
 {
     ik_chain *chain = check_chain(L);
-    /* ik_chain2d_size keeps (n + 1) * dim within an int. */
-    int m = (ik_chain_count(chain) + 1) * ik_chain_dim(chain), k, tail_is_nil;
+    /* The core keeps (n + 1) * 4 within an int. */
+    int dim = ik_chain_dim(chain), m = (ik_chain_count(chain) + 1) * dim, k, tail_is_nil;
     const ik_real *p;
     if (lua_isnoneornil(L, 2)) {
         lua_settop(L, 1);
@@ -253,9 +291,9 @@ static int chain_positions(lua_State *L)
         luaL_checktype(L, 2, LUA_TTABLE);
         lua_settop(L, 2);
     }
-    p = ik_chain_positions(chain);
+    p = ik_chain_positions(chain); /* 3 numbers a joint; a 2D chain's z is left out */
     for (k = 0; k < m; k++) {
-        lua_pushnumber(L, p[k]);
+        lua_pushnumber(L, p[k / dim * 3 + k % dim]);
         lua_rawseti(L, 2, k + 1);
     }
     /* A table reused from a longer chain would keep its tail and its old #out. */
@@ -307,25 +345,69 @@ static int chain_set_weight(lua_State *L)
 
 static int chain_base(lua_State *L)
 {
-    ik_chain *chain = check_chain2d(L);
-    ik_real x, y, angle;
-    check_status(L, ik_chain2d_base(chain, &x, &y, &angle), 1);
-    lua_pushnumber(L, x);
-    lua_pushnumber(L, y);
-    lua_pushnumber(L, angle);
-    return 3;
+    ik_chain *chain = check_chain(L);
+    ik_real position[3], rotation[4], angle;
+    int k;
+    if (ik_chain_dim(chain) == 2) {
+        check_status(L, ik_chain2d_base(chain, &position[0], &position[1], &angle), 1);
+        lua_pushnumber(L, position[0]);
+        lua_pushnumber(L, position[1]);
+        lua_pushnumber(L, angle);
+        return 3;
+    }
+    check_status(L, ik_chain3d_base(chain, position, rotation), 1);
+    for (k = 0; k < 3; k++) lua_pushnumber(L, position[k]);
+    return 3 + push_quat(L, rotation);
 }
 
+/* 2D: set_base(x, y [, angle]); 3D: set_base(x, y, z [, w, qx, qy, qz]). */
 static int chain_set_base(lua_State *L)
 {
-    ik_chain *chain = check_chain2d(L);
-    ik_real x = check_real(L, 2);
-    ik_real y = check_real(L, 3);
-    ik_real old_x, old_y, angle;
-    check_status(L, ik_chain2d_base(chain, &old_x, &old_y, &angle), 1);
-    if (!lua_isnoneornil(L, 4)) angle = check_real(L, 4);
-    check_status(L, ik_chain2d_set_base(chain, x, y, angle), 2);
+    ik_chain *chain = check_chain(L);
+    ik_real position[3], rotation[4], angle;
+    int k;
+    if (ik_chain_dim(chain) == 2) {
+        ik_real x = check_real(L, 2), y = check_real(L, 3);
+        check_status(L, ik_chain2d_base(chain, &position[0], &position[1], &angle), 1);
+        if (!lua_isnoneornil(L, 4)) angle = check_real(L, 4);
+        check_status(L, ik_chain2d_set_base(chain, x, y, angle), 2);
+        return 0;
+    }
+    for (k = 0; k < 3; k++) position[k] = check_real(L, 2 + k);
+    if (lua_isnoneornil(L, 5)) {
+        check_status(L, ik_chain3d_set_base(chain, position, NULL), 2);
+    } else {
+        check_quat(L, 5, rotation);
+        check_status(L, ik_chain3d_set_base(chain, position, rotation), 5);
+    }
     return 0;
+}
+
+static int chain_rotation(lua_State *L)
+{
+    ik_chain *chain = check_chain3d(L);
+    ik_real q[4];
+    check_status(L, ik_chain3d_rotation(chain, check_index(L, 2, ik_chain_count(chain)), q), 2);
+    return push_quat(L, q);
+}
+
+static int chain_set_rotation(lua_State *L)
+{
+    ik_chain *chain = check_chain3d(L);
+    int bone = check_index(L, 2, ik_chain_count(chain));
+    ik_real q[4];
+    check_quat(L, 3, q);
+    check_status(L, ik_chain3d_set_rotation(chain, bone, q), 3);
+    return 0;
+}
+
+static int chain_world_rotation(lua_State *L)
+{
+    ik_chain *chain = check_chain3d(L);
+    ik_real q[4];
+    int bone = check_index(L, 2, ik_chain_count(chain));
+    check_status(L, ik_chain3d_world_rotation(chain, bone, q), 2);
+    return push_quat(L, q);
 }
 
 static int chain_angle(lua_State *L)
@@ -424,9 +506,23 @@ static void read_setting(lua_State *L, ik_chain *chain, ik_settings *settings)
         if (strlen(name) != name_len || ik_solver_parse(name, &settings->solver) != IK_OK)
             luaL_argerror(L, 2, ik_status_string(IK_ERR_SOLVER));
     } else if (key_is(key, len, "pole")) {
-        /* A pole chooses a bend plane; ik.h has no 3D chain yet, so no chain takes one. */
         if (ik_chain_dim(chain) != 3) luaL_argerror(L, 2, "pole is for 3D chains");
-        luaL_argerror(L, 2, "pole is not supported yet");
+        if (lua_type(L, -1) == LUA_TBOOLEAN && !lua_toboolean(L, -1)) {
+            settings->use_pole = 0;
+        } else if (lua_type(L, -1) == LUA_TTABLE) {
+            int k;
+            for (k = 0; k < 3; k++) {
+                lua_rawgeti(L, -1, k + 1);
+                if (lua_type(L, -1) != LUA_TNUMBER)
+                    luaL_argerror(L, 2, "pole: a table of 3 numbers expected");
+                settings->pole[k] = lua_tonumber(L, -1);
+                lua_pop(L, 1);
+            }
+            settings->use_pole = 1; /* zero or non-finite: ik_chain_configure says so */
+        } else {
+            luaL_argerror(L, 2, lua_pushfstring(L, "pole: table or false expected, got %s",
+                                                luaL_typename(L, -1)));
+        }
     } else {
         luaL_argerror(L, 2, lua_pushfstring(L, "unknown key '%s'", key));
     }
@@ -451,7 +547,8 @@ static int chain_configure(lua_State *L)
 
 static int chain_settings(lua_State *L)
 {
-    const ik_settings *settings = ik_chain_settings(check_chain(L));
+    ik_chain *chain = check_chain(L);
+    const ik_settings *settings = ik_chain_settings(chain);
     if (lua_isnoneornil(L, 2)) {
         lua_settop(L, 1);
         lua_createtable(L, 0, 6);
@@ -471,6 +568,18 @@ static int chain_settings(lua_State *L)
     lua_setfield(L, 2, "greed_ramp");
     lua_pushinteger(L, settings->bend);
     lua_setfield(L, 2, "bend");
+    if (ik_chain_dim(chain) != 3) return 1; /* the pole is a 3D setting */
+    if (settings->use_pole) {
+        int k;
+        lua_createtable(L, 3, 0);
+        for (k = 0; k < 3; k++) {
+            lua_pushnumber(L, settings->pole[k]);
+            lua_rawseti(L, -2, k + 1);
+        }
+    } else {
+        lua_pushboolean(L, 0);
+    }
+    lua_setfield(L, 2, "pole");
     return 1;
 }
 
@@ -571,6 +680,9 @@ static const luaL_Reg chain_methods[] = {
     {"angle", chain_angle},
     {"set_angle", chain_set_angle},
     {"world_angle", chain_world_angle},
+    {"rotation", chain_rotation},
+    {"set_rotation", chain_set_rotation},
+    {"world_rotation", chain_world_rotation},
     {"configure", chain_configure},
     {"settings", chain_settings},
     {"solve", chain_solve},
@@ -591,6 +703,8 @@ static const luaL_Reg module_functions[] = {
     {"two_bone", mod_two_bone},
     {"two_bone_joint", mod_two_bone_joint},
     {"chain2d", mod_chain2d},
+    {"chain3d", mod_chain3d},
+    {"two_bone_joint3", mod_two_bone_joint3},
     {"solve_many", mod_solve_many},
     {NULL, NULL}
 };
