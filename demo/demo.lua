@@ -1,9 +1,10 @@
 -- The headless demo: `make demo`, or `lua5.4 demo/demo.lua [--readme]` from any directory.
 --
--- Builds a few 2D chains, solves each towards a few targets (one out of reach) with every
--- solver, each solve starting from the same pose, prints a table of the results and draws
--- them as SVG: demo/out/<chain>.svg and demo/out/all.svg; with --readme also docs/demo.svg,
--- the picture the README shows. Plain Lua, no dependencies besides ik.
+-- Builds a few 2D chains and two 3D ones, solves each towards a few targets (one out of reach)
+-- with every solver, each solve starting from the same pose, prints a table of the results and
+-- draws them as SVG: demo/out/<chain>.svg, demo/out/chain3d.svg and demo/out/all.svg; with
+-- --readme also docs/demo.svg, the picture the README shows. Plain Lua, no dependencies
+-- besides ik.
 
 -- Find the repository root from this script's path, so the working tree's module is used.
 local here = arg and arg[0] and arg[0]:match("^(.*)/[^/]*$") or "."
@@ -40,7 +41,7 @@ end
 local chains = {
     {
         name = "arm",
-        about = "2 bones",
+        about = "2 bones, each solver from the start pose",
         lengths = { 1.0, 0.8 },
         angles = { 0.5, 0.9 },
         targets = { { 1.2, 0.9 }, { -0.7, 1.1 }, { 2.4, -1.2 } },
@@ -48,7 +49,7 @@ local chains = {
     },
     {
         name = "tentacle",
-        about = "6 bones",
+        about = "6 bones, each solver from the start pose",
         lengths = rep(0.5, 6),
         angles = rep(0.3, 6),
         targets = { { 1.0, 2.0 }, { -1.5, 0.5 }, { 3.5, 2.5 } },
@@ -56,13 +57,45 @@ local chains = {
     },
     {
         name = "rope",
-        about = "10 bones, hanging, weights rising towards the tip",
+        about = "10 bones, hanging, weights rising towards the tip, "
+            .. "each solver from the start pose",
         lengths = rep(0.3, 10),
         base_angle = -math.pi / 2,
         angles = rep(0.05, 10),
         weights = rope_weights,
         targets = { { 1.5, -1.8 }, { 1.8, 0.6 }, { -3.0, -2.5 } },
         solvers = { "fabrik", "ccd", "relax" },
+    },
+}
+
+-- The unit quaternion (w, x, y, z) of a turn by `angle` about the axis (x, y, z).
+local function turn(angle, x, y, z)
+    local s = math.sin(angle / 2) / math.sqrt(x * x + y * y + z * z)
+    return { math.cos(angle / 2), x * s, y * s, z * s }
+end
+
+-- The 3D chains, drawn side by side in one row. `rotations` is the starting pose (local
+-- quaternions); `poles`, if given, are tried in turn with each solver (configure{pole = ...})
+-- and the picture names them by `pole_names`. `floor`: the plane y = floor the shadows fall on.
+local chains3d = {
+    {
+        name = "tentacle 3D",
+        about = "7 bones from a gentle curl; faint: the shadows on y = 0",
+        lengths = rep(0.5, 7),
+        rotations = rep(turn(0.25, 0.3, 0.6, 1), 7),
+        targets = { { 1.5, 2.0, 1.0 }, { -1.0, 0.5, 1.5 }, { 3.0, 1.5, 2.5 } },
+        floor = 0,
+        solvers = { "fabrik", "ccd", "relax" },
+    },
+    {
+        name = "leg 3D",
+        about = "2 bones, 2 poles",
+        lengths = { 1.0, 0.9 },
+        rotations = { turn(-1.3, 0, 0, 1), turn(-0.4, 0, 0, 1) },
+        targets = { { 0.5, -1.4, 0.3 } },
+        poles = { { 0, 0, 1 }, { 0, 0, -1 } },
+        pole_names = { "+z", "-z" },
+        solvers = { "two_bone" },
     },
 }
 
@@ -76,6 +109,13 @@ local colours = {
 
 -- A fresh chain in its starting pose, so that every solver starts from the same one.
 local function build(spec)
+    if spec.rotations then
+        local chain = ik.chain3d(spec.lengths)
+        for i, q in ipairs(spec.rotations) do
+            chain:set_rotation(i, table.unpack(q))
+        end
+        return chain
+    end
     local chain = ik.chain2d(spec.lengths, 0, 0, spec.base_angle or 0)
     for i, a in ipairs(spec.angles) do
         chain:set_angle(i, a)
@@ -94,45 +134,95 @@ local function total_length(spec)
     return sum
 end
 
+-- 3D points are drawn in an orthographic view from a little to the right and above: x to the
+-- right, y up, z towards the viewer. `flat` turns a flat list of 2D or 3D points into 2D ones;
+-- given a `floor`, it draws the 3D points' shadows on the plane y = floor instead.
+local YAW, PITCH = 0.5, 0.35
+local function flat(p, dim, floor)
+    if dim == 2 then
+        return p
+    end
+    local out = {}
+    for i = 1, #p, 3 do
+        local x, y, z = p[i], floor or p[i + 1], p[i + 2]
+        local depth = x * math.sin(YAW) + z * math.cos(YAW)
+        out[#out + 1] = x * math.cos(YAW) - z * math.sin(YAW)
+        out[#out + 1] = y * math.cos(PITCH) - depth * math.sin(PITCH)
+    end
+    return out
+end
+
+-- Solves each chain towards each target with each solver (and each pole), every solve from the
+-- chain's start pose, and prints a line per solve (3D lines have a pole column).
+local function solve_all(specs, line, note)
+    local reached_count, solve_count = {}, {}
+    for _, spec in ipairs(specs) do
+        local dim = #spec.targets[1]
+        spec.start = flat(build(spec):positions(), dim)
+        spec.results = {} -- [target index] = { { solver, pole, reached, ..., positions }, ... }
+        for t, target in ipairs(spec.targets) do
+            spec.results[t] = { target = flat(target, dim), drop = flat(target, dim, spec.floor) }
+            for _, solver in ipairs(spec.solvers) do
+                for k, pole in ipairs(spec.poles or { false }) do
+                    local chain = build(spec)
+                    if pole then
+                        chain:configure({ pole = pole })
+                    end
+                    local solve = chain["solve_" .. solver]
+                    local reached, distance, iterations = solve(chain, table.unpack(target))
+                    assert(distance == distance and distance < math.huge,
+                        "a solve gave no finite distance")
+                    local positions = chain:positions()
+                    table.insert(spec.results[t], {
+                        solver = solver,
+                        pole_name = pole and spec.pole_names[k],
+                        reached = reached,
+                        distance = distance,
+                        iterations = iterations,
+                        positions = flat(positions, dim),
+                        shadow = flat(positions, dim, spec.floor),
+                    })
+                    local where = ("(%5.2f" .. (", %5.2f"):rep(dim - 1) .. ")")
+                        :format(table.unpack(target))
+                    local cells = { spec.name, solver, where, reached and "yes" or "no",
+                        ("%.1e"):format(distance), iterations }
+                    if dim == 3 then
+                        table.insert(cells, 4,
+                            pole and ("(%g, %g, %g)"):format(table.unpack(pole)) or "-")
+                    end
+                    print(line:format(table.unpack(cells)))
+                    reached_count[solver] = (reached_count[solver] or 0) + (reached and 1 or 0)
+                    solve_count[solver] = (solve_count[solver] or 0) + 1
+                end
+            end
+        end
+    end
+    local totals = {}
+    for _, solver in ipairs({ "fabrik", "ccd", "relax", "two_bone" }) do
+        if solve_count[solver] then
+            totals[#totals + 1] = ("%s %d/%d")
+                :format(solver, reached_count[solver], solve_count[solver])
+        end
+    end
+    print(("\nreached (%s): %s"):format(note, table.concat(totals, ", ")))
+end
+
 -- Solve everything and print the table.
 print(("%s: every solve with the default settings, from the chain's start pose\n")
     :format(ik._VERSION))
 local line = "%-9s %-9s %-16s %-8s %-9s %s"
 print(line:format("chain", "solver", "target", "reached", "distance", "iterations"))
 print(line:format("-----", "------", "------", "-------", "--------", "----------"))
-local reached_count, solve_count = {}, {}
-for _, spec in ipairs(chains) do
-    spec.start = build(spec):positions()
-    spec.results = {} -- [target index][solver] = { reached, distance, iterations, positions }
-    for t, target in ipairs(spec.targets) do
-        spec.results[t] = {}
-        for _, solver in ipairs(spec.solvers) do
-            local chain = build(spec)
-            local solve = chain["solve_" .. solver]
-            local reached, distance, iterations = solve(chain, target[1], target[2])
-            assert(distance == distance and distance < math.huge, "a solve gave no finite distance")
-            spec.results[t][solver] = {
-                reached = reached,
-                distance = distance,
-                iterations = iterations,
-                positions = chain:positions(),
-            }
-            local where = ("(%5.2f, %5.2f)"):format(target[1], target[2])
-            print(line:format(spec.name, solver, where, reached and "yes" or "no",
-                ("%.1e"):format(distance), iterations))
-            reached_count[solver] = (reached_count[solver] or 0) + (reached and 1 or 0)
-            solve_count[solver] = (solve_count[solver] or 0) + 1
-        end
-    end
-end
-local totals = {}
-for _, solver in ipairs({ "fabrik", "ccd", "relax", "two_bone" }) do
-    totals[#totals + 1] = ("%s %d/%d"):format(solver, reached_count[solver], solve_count[solver])
-end
-print("\nreached (one target per chain is out of reach): " .. table.concat(totals, ", "))
+solve_all(chains, line, "one target per chain is out of reach")
+print()
+line = "%-12s %-9s %-22s %-11s %-8s %-9s %s"
+print(line:format("3D chain", "solver", "target", "pole", "reached", "distance", "iterations"))
+print(line:format("--------", "------", "------", "----", "-------", "--------", "----------"))
+solve_all(chains3d, line, "the tentacle's last target is out of reach")
 
 ---------------------------------------------------------------------------------------------
--- SVG. Each chain is a row of panels, one per target, all drawn at the chain's scale.
+-- SVG. Each chain is a row of panels, one per target, all drawn at the chain's scale; the
+-- 3D chains share one row.
 
 local PANEL, GAP, MARGIN, LEGEND, TITLE = 250, 14, 16, 34, 24
 
@@ -152,6 +242,13 @@ local function cross(out, x, y, r)
         x - r, y - r, x + r, y + r, x - r, y + r, x + r, y - r)
 end
 
+-- The ends of the x, y and z axes a 3D panel draws (a third of the chain's length), drawn
+-- `stretch` times as long.
+local function axes(spec, stretch)
+    local l = total_length(spec) / 3 * stretch
+    return flat({ l, 0, 0, 0, l, 0, 0, 0, l }, 3)
+end
+
 -- The world bounds of everything drawn for a chain, as a square with some room around it.
 local function bounds(spec)
     local x0, y0, x1, y1 = math.huge, math.huge, -math.huge, -math.huge
@@ -162,30 +259,40 @@ local function bounds(spec)
         end
     end
     add(spec.start)
-    for t, target in ipairs(spec.targets) do
-        add(target)
-        for _, result in pairs(spec.results[t]) do
+    for _, results in ipairs(spec.results) do
+        add(results.target)
+        add(results.drop)
+        for _, result in ipairs(results) do
             add(result.positions)
+            add(result.shadow)
         end
+    end
+    if #spec.targets[1] == 3 then -- the axes, and room at the top for the label
+        add(axes(spec, 1.2)) -- where their names go
+        y1 = y1 + (y1 - y0) * 0.1
     end
     local size = math.max(x1 - x0, y1 - y0) * 1.15
     return (x0 + x1 - size) / 2, (y0 + y1 - size) / 2, size
 end
 
--- A panel: the reach, the start pose, each solver's pose and the target.
-local function panel(out, spec, t, left, top)
+-- A panel: the reach (in 3D the outline of the sphere), in 3D the axes, the start pose, each
+-- solver's pose (in 3D with its pole) and the target.
+local function panel(out, spec, t, left, top, side)
     local wx0, wy0, size = bounds(spec)
-    local scale = PANEL / size
+    local scale = side / size
     -- World (y up) to SVG (y down).
     local function sx(x) return left + (x - wx0) * scale end
-    local function sy(y) return top + PANEL - (y - wy0) * scale end
-    local function pose(p, colour, width, dashed)
-        local points = {}
+    local function sy(y) return top + side - (y - wy0) * scale end
+    local function points(p)
+        local list = {}
         for i = 1, #p, 2 do
-            points[#points + 1] = ("%.1f,%.1f"):format(sx(p[i]), sy(p[i + 1]))
+            list[#list + 1] = ("%.1f,%.1f"):format(sx(p[i]), sy(p[i + 1]))
         end
+        return table.concat(list, " ")
+    end
+    local function pose(p, colour, width, dashed)
         emit(out, '<polyline points="%s" fill="none" stroke="%s" stroke-width="%s" '
-            .. 'stroke-linejoin="round" stroke-linecap="round"%s/>', table.concat(points, " "),
+            .. 'stroke-linejoin="round" stroke-linecap="round"%s/>', points(p),
             colour, width, dashed and ' stroke-dasharray="4 3"' or "")
         for i = 1, #p, 2 do
             emit(out, '<circle cx="%s" cy="%s" r="%s" fill="%s"/>', sx(p[i]), sy(p[i + 1]),
@@ -193,42 +300,91 @@ local function panel(out, spec, t, left, top)
         end
     end
 
-    local target = spec.targets[t]
+    local target, results = spec.targets[t], spec.results[t]
     local reach = total_length(spec)
-    local id = ("%s-%d"):format(spec.name, t)
+    local id = ("%s-%d"):format(spec.name:gsub("%W", "-"), t)
     emit(out, '<clipPath id="%s"><rect x="%d" y="%d" width="%d" height="%d"/></clipPath>',
-        id, left, top, PANEL, PANEL)
+        id, left, top, side, side)
     emit(out, '<rect x="%d" y="%d" width="%d" height="%d" fill="#fbfbfb" stroke="#dddddd"/>',
-        left, top, PANEL, PANEL)
+        left, top, side, side)
     emit(out, '<g clip-path="url(#%s)">', id)
     emit(out, '<circle cx="%s" cy="%s" r="%s" fill="none" stroke="#e4e4e4"/>', sx(0), sy(0),
         reach * scale)
-    emit(out, '<text x="%d" y="%d" font-size="11" fill="#555555">target (%.1f, %.1f)%s</text>',
-        left + 6, top + 15, target[1], target[2],
-        math.sqrt(target[1] ^ 2 + target[2] ^ 2) <= reach and "" or ", out of reach")
+    if #target == 3 then
+        local ends, names = axes(spec, 1), axes(spec, 1.2)
+        for i, name in ipairs({ "x", "y", "z" }) do
+            emit(out, '<line x1="%s" y1="%s" x2="%s" y2="%s" stroke="#c8c8c8"/>', sx(0), sy(0),
+                sx(ends[2 * i - 1]), sy(ends[2 * i]))
+            emit(out, '<text x="%s" y="%s" font-size="11" fill="#999999" text-anchor="middle">'
+                .. '%s</text>', sx(names[2 * i - 1]), sy(names[2 * i]) + 4, name)
+        end
+    end
+    local squares = 0
+    for _, c in ipairs(target) do
+        squares = squares + c * c
+    end
+    local text = ("target (%.1f" .. (", %.1f"):rep(#target - 1) .. ")"):format(table.unpack(target))
+    local far = math.sqrt(squares) > reach
+    local wrap = far and #text > side / 10 -- "out of reach" on a line of its own
+    emit(out, '<text x="%d" y="%d" font-size="11" fill="#555555">%s%s</text>', left + 6, top + 15,
+        text, far and not wrap and ", out of reach" or "")
+    if wrap then
+        emit(out, '<text x="%d" y="%d" font-size="11" fill="#555555">out of reach</text>',
+            left + 6, top + 29)
+    end
+    if spec.floor then -- the shadows on the floor, and the target's drop onto it
+        for _, result in ipairs(results) do
+            emit(out, '<polyline points="%s" fill="none" stroke="%s" stroke-width="1.5" '
+                .. 'stroke-opacity="0.35"/>', points(result.shadow), colours[result.solver])
+        end
+        emit(out, '<line x1="%s" y1="%s" x2="%s" y2="%s" stroke="#000000" stroke-width="0.8" '
+            .. 'stroke-dasharray="2 2"/>', sx(results.target[1]), sy(results.target[2]),
+            sx(results.drop[1]), sy(results.drop[2]))
+        emit(out, '<circle cx="%s" cy="%s" r="2" fill="#000000"/>', sx(results.drop[1]),
+            sy(results.drop[2]))
+    end
     pose(spec.start, colours.start, 1.2, true)
-    -- The first solver widest, so that poses which coincide show as nested stripes.
-    local width = 2 + 2.5 * (#spec.solvers - 1)
-    for _, solver in ipairs(spec.solvers) do
-        pose(spec.results[t][solver].positions, colours[solver], width, false)
+    -- The first solve widest, so that poses which coincide show as nested stripes.
+    local width = 2 + 2.5 * (#results - 1)
+    for _, result in ipairs(results) do
+        local p = result.positions
+        pose(p, colours[result.solver], width, false)
         width = width - 2.5
+        if result.pole_name then -- labelled at the middle joint, on the side away from the target
+            local right = p[3] > results.target[1]
+            emit(out, '<text x="%s" y="%s" font-size="11" fill="%s" text-anchor="%s">'
+                .. 'pole %s</text>', sx(p[3]) + (right and 8 or -8), sy(p[4]) + 4,
+                colours[result.solver], right and "start" or "end", result.pole_name)
+        end
     end
     emit(out, '<rect x="%s" y="%s" width="8" height="8" fill="#333333"/>', sx(0) - 4, sy(0) - 4)
-    cross(out, sx(target[1]), sy(target[2]), 6)
+    cross(out, sx(results.target[1]), sy(results.target[2]), 6)
     emit(out, "</g>")
 end
 
--- A whole picture: the legend, then one row per chain.
-local function render(specs)
-    local columns, used = 0, {}
-    for _, spec in ipairs(specs) do
-        columns = math.max(columns, #spec.targets)
-        for _, solver in ipairs(spec.solvers) do
-            used[solver] = true
+-- A whole picture: the legend, then the rows, each a list of chains drawn side by side. The
+-- picture is as wide as the chain with the most targets needs; a row with more panels than
+-- that has smaller ones.
+local function render(rows)
+    local columns, used, sides = 0, {}, {}
+    for _, row in ipairs(rows) do
+        for _, spec in ipairs(row) do
+            columns = math.max(columns, #spec.targets)
+            for _, solver in ipairs(spec.solvers) do
+                used[solver] = true
+            end
         end
     end
     local width = 2 * MARGIN + columns * PANEL + (columns - 1) * GAP
-    local height = 2 * MARGIN + LEGEND + #specs * (TITLE + PANEL) + (#specs - 1) * GAP
+    local height = 2 * MARGIN + LEGEND - GAP
+    for r, row in ipairs(rows) do
+        local panels = 0
+        for _, spec in ipairs(row) do
+            panels = panels + #spec.targets
+        end
+        sides[r] = math.min(PANEL, (width - 2 * MARGIN - (panels - 1) * GAP) // panels)
+        height = height + TITLE + sides[r] + GAP
+    end
     local out = {}
     emit(out, '<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" '
         .. 'viewBox="0 0 %d %d" font-family="sans-serif">', width, height, width, height)
@@ -256,14 +412,17 @@ local function render(specs)
         .. '(poses that coincide nest as stripes)</text>', x, y + 4)
 
     local top = MARGIN + LEGEND
-    for _, spec in ipairs(specs) do
-        emit(out, '<text x="%d" y="%d" font-size="14"><tspan font-weight="bold">%s</tspan>: '
-            .. '%s, each solver from the start pose</text>',
-            MARGIN, top + 15, spec.name, spec.about)
-        for t = 1, #spec.targets do
-            panel(out, spec, t, MARGIN + (t - 1) * (PANEL + GAP), top + TITLE)
+    for r, row in ipairs(rows) do
+        local left = MARGIN
+        for _, spec in ipairs(row) do
+            emit(out, '<text x="%d" y="%d" font-size="14"><tspan font-weight="bold">%s</tspan>: '
+                .. '%s</text>', left, top + 15, spec.name, spec.about)
+            for t = 1, #spec.targets do
+                panel(out, spec, t, left, top + TITLE, sides[r])
+                left = left + sides[r] + GAP
+            end
         end
-        top = top + TITLE + PANEL + GAP
+        top = top + TITLE + sides[r] + GAP
     end
     emit(out, "</svg>\n")
     return table.concat(out, "\n")
@@ -279,10 +438,14 @@ local function write(path, text)
 end
 
 print()
+local rows = {}
 for _, spec in ipairs(chains) do
-    write(("%s/demo/out/%s.svg"):format(root, spec.name), render({ spec }))
+    write(("%s/demo/out/%s.svg"):format(root, spec.name), render({ { spec } }))
+    rows[#rows + 1] = { spec }
 end
-local all = render(chains)
+write(root .. "/demo/out/chain3d.svg", render({ chains3d }))
+rows[#rows + 1] = chains3d
+local all = render(rows)
 write(root .. "/demo/out/all.svg", all)
 if readme then
     write(root .. "/docs/demo.svg", all)
