@@ -199,3 +199,181 @@ describe("hot path allocation (20,000 calls each, < 1 KB)", function()
         end)
     end
 end)
+
+describe("3D hot path allocation (20,000 calls each, < 1 KB)", function()
+    local c, c2, c3, out, chains, targets
+
+    before_each(function()
+        c3 = ik.chain3d({ 1.5, 1 }, -0.1, 0.2, 0.3)
+        c = ik.chain3d({ 1, 1, 1, 1 }, 0.5, -0.5, 0.2)
+        c:set_base(0.5, -0.5, 0.2, 0.9, 0.1, 0.3, -0.2)
+        c:set_rotation(2, 0.8, 0.2, 0.4, 0.1)
+        c:configure({ iterations = 8, tolerance = 1e-6 })
+        c2 = ik.chain3d({ 1, 1.5 }, 0.1, 0.2, 0.3)
+        c2:configure({ pole = { 0, 1, 0.5 } })
+        out = c:positions()
+        local solvers = { "fabrik", "ccd", "relax", "two_bone" }
+        chains, targets = {}, {}
+        for k = 1, 8 do
+            local name = solvers[(k - 1) % 4 + 1]
+            local ch = ik.chain3d(name == "two_bone" and { 1, 1 } or { 1, 1, 1 })
+            ch:configure({ solver = name, iterations = 8, pole = k == 8 and { 0, 0, 1 } or false })
+            chains[k] = ch
+            targets[3 * k - 2] = 1
+            targets[3 * k - 1] = 1
+            targets[3 * k] = 0.5
+        end
+    end)
+
+    local CASES = {
+        { "c:joint(i)", function(n)
+            local s = 0
+            for i = 1, n do
+                local x, y, z = c:joint(1 + i % 5)
+                s = s + x + y + z
+            end
+            return s
+        end },
+        { "c:effector()", function(n)
+            local s = 0
+            for _ = 1, n do
+                local x, y, z = c:effector()
+                s = s + x + y + z
+            end
+            return s
+        end },
+        { "c:rotation(i)", function(n)
+            local s = 0
+            for i = 1, n do
+                local w, x, y, z = c:rotation(1 + i % 4)
+                s = s + w + x + y + z
+            end
+            return s
+        end },
+        { "c:world_rotation(i)", function(n)
+            local s = 0
+            for i = 1, n do
+                local w, x, y, z = c:world_rotation(1 + i % 4)
+                s = s + w + x + y + z
+            end
+            return s
+        end },
+        { "c:set_rotation(i, w, x, y, z)", function(n)
+            for i = 1, n do
+                c:set_rotation(1 + i % 4, 1, (i % 13) * 0.1, 0.2, -(i % 7) * 0.1)
+            end
+        end },
+        { "c:base(), c:set_base(x, y, z, w, qx, qy, qz)", function(n)
+            local s = 0
+            for i = 1, n do
+                c:set_base((i % 7) * 0.1, 0.5, 0.25, 1, (i % 5) * 0.2, 0, 0.1)
+                local x, y, z, w, qx, qy, qz = c:base()
+                s = s + x + y + z + w + qx + qy + qz
+            end
+            return s
+        end },
+        { "c:set_base(x, y, z) (rotation kept)", function(n)
+            for i = 1, n do
+                c:set_base((i % 7) * 0.1, 0.5, (i % 3) * 0.25)
+            end
+        end },
+        { "c:length(i), c:set_length(i, l), c:weight(i), c:set_weight(i, w)", function(n)
+            local s = 0
+            for i = 1, n do
+                c:set_length(1 + i % 4, 1 + (i % 3) * 0.25)
+                c:set_weight(1 + i % 5, (i % 3) * 0.5)
+                s = s + c:length(1 + i % 4) + c:weight(1 + i % 5)
+            end
+            return s
+        end },
+        { "#c, c:count(), c:dim()", function(n)
+            local s = 0
+            for _ = 1, n do
+                s = s + #c + c:count() + c:dim()
+            end
+            return s
+        end },
+        { "c:positions(out) with a reused table", function(n)
+            local s = 0
+            for _ = 1, n do
+                s = s + c:positions(out)[4]
+            end
+            return s
+        end },
+        { "c:solve(x, y, z)", function(n)
+            local s = 0
+            for i = 1, n do
+                local _, d, it = c:solve(1 + (i % 7) * 0.3, 1 - (i % 5) * 0.3, (i % 3) * 0.4)
+                s = s + d + it
+            end
+            return s
+        end },
+        { "c:solve_fabrik(x, y, z)", function(n)
+            local s = 0
+            for i = 1, n do
+                local _, d, it = c:solve_fabrik(1 + (i % 7) * 0.3, 1 - (i % 5) * 0.3, (i % 3) * 0.4)
+                s = s + d + it
+            end
+            return s
+        end },
+        { "c:solve_ccd(x, y, z)", function(n)
+            local s = 0
+            for i = 1, n do
+                local _, d, it = c:solve_ccd(1 + (i % 7) * 0.3, 1 - (i % 5) * 0.3, (i % 3) * 0.4)
+                s = s + d + it
+            end
+            return s
+        end },
+        { "c:solve_relax(x, y, z)", function(n)
+            local s = 0
+            for i = 1, n do
+                local _, d, it = c:solve_relax(1 + (i % 7) * 0.3, 1 - (i % 5) * 0.3, (i % 3) * 0.4)
+                s = s + d + it
+            end
+            return s
+        end },
+        { "c:solve_two_bone(x, y, z) with a pole", function(n)
+            local s = 0
+            for i = 1, n do
+                local _, d, it = c2:solve_two_bone(1 + (i % 7) * 0.3, 1 - (i % 5) * 0.3, (i % 3) * 0.4)
+                s = s + d + it
+            end
+            return s
+        end },
+        { "c:solve_two_bone(x, y, z) with pole = false", function(n)
+            local s = 0
+            for i = 1, n do
+                local _, d, it = c3:solve_two_bone(1 + (i % 7) * 0.3, 1 - (i % 5) * 0.3, (i % 3) * 0.4)
+                s = s + d + it
+            end
+            return s
+        end },
+        { "ik.two_bone_joint3(x, y, z, r1, r2, px, py, pz)", function(n)
+            local s = 0
+            local two_bone_joint3 = ik.two_bone_joint3
+            for i = 1, n do
+                local x, y, z = two_bone_joint3((i % 7) * 0.5 - 1.5, (i % 5) * 0.5 - 1, 0.3, 1, 1.5, 0, 1 - (i % 2), 0.5)
+                s = s + x + y + z
+            end
+            return s
+        end },
+        { "ik.solve_many(chains, targets) with 3D chains and reused tables", function(n)
+            local s = 0
+            local solve_many = ik.solve_many
+            for i = 1, n do
+                targets[1] = 1 + (i % 7) * 0.3
+                targets[5] = 1 - (i % 5) * 0.3
+                targets[9] = (i % 3) * 0.4
+                s = s + solve_many(chains, targets)
+            end
+            return s
+        end },
+    }
+
+    for _, cs in ipairs(CASES) do
+        it(cs[1] .. " allocates < 1 KB over 20,000 calls", function()
+            local kb = measure(cs[2])
+            assert.is_true(kb < LIMIT_KB, string.format("%s allocated %.2f KB over %d calls", cs[1], kb, CALLS))
+        end)
+    end
+end)

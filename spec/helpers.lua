@@ -258,4 +258,203 @@ function h.assert_argerror(k, name, f)
     return msg
 end
 
+-- ---------------------------------------------------------------------------------------
+-- 3D: vectors and quaternions (w, x, y, z; a * b rotates by b, then by a), as multiple
+-- return values so the checks allocate nothing per number. The specs recompute forward
+-- kinematics and the minimal rotation with these, independently of the C core.
+
+-- |(x, y, z)|, without overflow or underflow at extreme scales (the specs reach 1e300).
+function h.len3(x, y, z)
+    local m = math.max(abs(x), abs(y), abs(z))
+    if m == 0 or m ~= m or m == math.huge then
+        return m
+    end
+    if m > 1e150 or m < 1e-150 then
+        x, y, z = x / m, y / m, z / m
+        return m * sqrt(x * x + y * y + z * z)
+    end
+    return sqrt(x * x + y * y + z * z)
+end
+
+function h.dist3(ax, ay, az, bx, by, bz)
+    return h.len3(ax - bx, ay - by, az - bz)
+end
+
+function h.dot3(ax, ay, az, bx, by, bz)
+    return ax * bx + ay * by + az * bz
+end
+
+function h.cross3(ax, ay, az, bx, by, bz)
+    return ay * bz - az * by, az * bx - ax * bz, ax * by - ay * bx
+end
+
+-- v / |v| (v must not be zero).
+function h.unit3(x, y, z)
+    local l = h.len3(x, y, z)
+    return x / l, y / l, z / l
+end
+
+function h.qlen(w, x, y, z)
+    return sqrt(w * w + x * x + y * y + z * z)
+end
+
+function h.qnormalize(w, x, y, z)
+    local l = sqrt(w * w + x * x + y * y + z * z)
+    return w / l, x / l, y / l, z / l
+end
+
+function h.qconj(w, x, y, z)
+    return w, -x, -y, -z
+end
+
+-- a * b.
+function h.qmul(aw, ax, ay, az, bw, bx, by, bz)
+    return aw * bw - ax * bx - ay * by - az * bz,
+        aw * bx + ax * bw + ay * bz - az * by,
+        aw * by - ax * bz + ay * bw + az * bx,
+        aw * bz + ax * by - ay * bx + az * bw
+end
+
+-- v rotated by the unit quaternion q: v + 2w (u x v) + 2 u x (u x v), u the vector part.
+function h.qrotate(w, x, y, z, vx, vy, vz)
+    local tx, ty, tz = h.cross3(x, y, z, vx, vy, vz)
+    tx, ty, tz = 2 * tx, 2 * ty, 2 * tz
+    local cx, cy, cz = h.cross3(x, y, z, tx, ty, tz)
+    return vx + w * tx + cx, vy + w * ty + cy, vz + w * tz + cz
+end
+
+-- The rotation by angle (radians) about the unit axis (ax, ay, az).
+function h.qaxis(ax, ay, az, angle)
+    local s = sin(angle / 2)
+    return cos(angle / 2), ax * s, ay * s, az * s
+end
+
+-- The smallest rotation taking the unit vector a to the unit vector b (w >= 0). Opposite
+-- vectors have no unique smallest rotation: the caller avoids them.
+function h.from_to(ax, ay, az, bx, by, bz)
+    local d = ax * bx + ay * by + az * bz
+    local cx, cy, cz = h.cross3(ax, ay, az, bx, by, bz)
+    return h.qnormalize(1 + d, cx, cy, cz)
+end
+
+-- The distance between two unit quaternions as rotations: min(|a - b|, |a + b|), since q
+-- and -q are the same rotation.
+function h.qdist(aw, ax, ay, az, bw, bx, by, bz)
+    local m = sqrt((aw - bw) ^ 2 + (ax - bx) ^ 2 + (ay - by) ^ 2 + (az - bz) ^ 2)
+    local p = sqrt((aw + bw) ^ 2 + (ax + bx) ^ 2 + (ay + by) ^ 2 + (az + bz) ^ 2)
+    return math.min(m, p)
+end
+
+-- A uniformly distributed unit quaternion (Shoemake's subgroup algorithm).
+function h.random_quat(rng)
+    local u1, u2, u3 = rng.next(), rng.next(), rng.next()
+    local a, b = sqrt(1 - u1), sqrt(u1)
+    return a * sin(2 * pi * u2), a * cos(2 * pi * u2), b * sin(2 * pi * u3), b * cos(2 * pi * u3)
+end
+
+-- A uniformly distributed unit vector.
+function h.random_dir(rng)
+    local z = rng.uniform(-1, 1)
+    local a = rng.angle()
+    local r = sqrt(math.max(0, 1 - z * z))
+    return r * cos(a), r * sin(a), z
+end
+
+-- Forward kinematics in 3D: lengths, local rotations {{w, x, y, z}, ...}, base position
+-- {x, y, z} and base rotation {w, x, y, z}. Returns the flat positions {x1, y1, z1, ...}
+-- of the n+1 joints and the world rotations {{w, x, y, z}, ...} of the n bones.
+function h.fk3(lengths, rotations, bpos, brot)
+    bpos = bpos or { 0, 0, 0 }
+    brot = brot or { 1, 0, 0, 0 }
+    local x, y, z = bpos[1], bpos[2], bpos[3]
+    local qw, qx, qy, qz = brot[1], brot[2], brot[3], brot[4]
+    local out, world = { x, y, z }, {}
+    for i = 1, #lengths do
+        local r = rotations[i]
+        qw, qx, qy, qz = h.qmul(qw, qx, qy, qz, r[1], r[2], r[3], r[4])
+        world[i] = { qw, qx, qy, qz }
+        local dx, dy, dz = h.qrotate(qw, qx, qy, qz, 1, 0, 0)
+        x, y, z = x + lengths[i] * dx, y + lengths[i] * dy, z + lengths[i] * dz
+        out[#out + 1] = x
+        out[#out + 1] = y
+        out[#out + 1] = z
+    end
+    return out, world
+end
+
+-- Sets every local rotation of the 3D chain c to a random unit quaternion; returns them.
+function h.random_pose3(rng, c)
+    local rots = {}
+    for i = 1, c:count() do
+        local w, x, y, z = h.random_quat(rng)
+        rots[i] = { w, x, y, z }
+        c:set_rotation(i, w, x, y, z)
+    end
+    return rots
+end
+
+function h.set_rotations(c, rots)
+    for i = 1, #rots do
+        c:set_rotation(i, rots[i][1], rots[i][2], rots[i][3], rots[i][4])
+    end
+end
+
+-- The local (or world) rotations of a 3D chain, {{w, x, y, z}, ...}.
+function h.rotations(c)
+    local t = {}
+    for i = 1, c:count() do
+        t[i] = { c:rotation(i) }
+    end
+    return t
+end
+
+function h.world_rotations(c)
+    local t = {}
+    for i = 1, c:count() do
+        t[i] = { c:world_rotation(i) }
+    end
+    return t
+end
+
+-- Everything observable about a 3D chain, for before/after comparisons.
+function h.snapshot3(c)
+    local n = c:count()
+    local s = {
+        len_op = #c,
+        count = n,
+        dim = c:dim(),
+        positions = c:positions(),
+        effector = { c:effector() },
+        base = { c:base() },
+        settings = c:settings(),
+        joints = {},
+        rotations = h.rotations(c),
+        world_rotations = h.world_rotations(c),
+        lengths = {},
+        weights = {},
+    }
+    for i = 1, n do
+        s.lengths[i] = c:length(i)
+    end
+    for i = 1, n + 1 do
+        s.joints[i] = { c:joint(i) }
+        s.weights[i] = c:weight(i)
+    end
+    return s
+end
+
+-- As h.argerror, but any argument number in the list ks is accepted (a quaternion is four
+-- arguments: a zero one is bad as a whole, and the error may name any of them).
+function h.argerror_any(ks, name, f)
+    local msgs = {}
+    for _, k in ipairs(ks) do
+        local ok, msg = h.argerror(k, name, f)
+        if ok then
+            return true, msg
+        end
+        msgs[#msgs + 1] = msg
+    end
+    return false, table.concat(msgs, "; or ")
+end
+
 return h
