@@ -26,6 +26,9 @@ BIND_HDR := src/ik_lua_compat.h
 
 CORE_OBJ := $(CORE_SRC:src/%.c=build/core/%.o)
 
+# What make copies into the LÖVE game folder spec/love/ (see below).
+LOVE_SPEC_IK := spec/love/ik/core.so spec/love/ik/init.lua spec/love/ik/love.lua
+
 .PHONY: all luajit test demo readme-picture deps bench clean rock-leftovers
 
 all: ik/core.so libik.a build/examples/solve
@@ -64,7 +67,7 @@ build/examples/solve: examples/solve.c libik.a src/ik.h
 deps:
 	@sh tools/deps.sh
 
-test: deps all luajit
+test: deps all luajit $(LOVE_SPEC_IK)
 	@sh spec/run.sh
 
 demo: deps ik/core.so
@@ -78,5 +81,16 @@ bench: deps ik/core.so luajit
 	lua5.4 bench/rates.lua
 	IK_CPATH="build/luajit/?.so" luajit bench/rates.lua
 
+# LÖVE games: LÖVE loads a C module from the game folder (never from inside a zipped .love),
+# so the LÖVE runtime test gets a copy of the LuaJIT build and the Lua files in its own ik/,
+# exactly where a game keeps them (git-ignored).
+spec/love/ik/core.so: build/luajit/ik/core.so
+	@mkdir -p $(@D)
+	cp $< $@
+
+spec/love/ik/%.lua: lua/ik/%.lua
+	@mkdir -p $(@D)
+	cp $< $@
+
 clean:
-	rm -rf build ik libik.a demo/out
+	rm -rf build ik libik.a demo/out spec/love/ik
