@@ -1,7 +1,8 @@
 # ik: inverse kinematics, a C core with a Lua binding.
 #   make          ik/core.so (Lua 5.4), libik.a, the C example
 #   make luajit   build/luajit/ik/core.so (LuaJIT 2.1, what LOVE 11 embeds)
-#   make test     both modules, the busted specs under Lua 5.4 and LuaJIT, the C example
+#   make test     both modules, the busted specs under Lua 5.4 and LuaJIT, the C example, the
+#                 engine host (examples/host/) and the test inside LÖVE (spec/love/)
 #   make demo     the headless demo: a table of solves and SVG pictures in demo/out/
 #   make readme-picture   the same, and docs/demo.svg (the picture in the README)
 #   make bench    figures: each solver's success rate and mean iterations (bench/)
@@ -64,10 +65,17 @@ build/examples/solve: examples/solve.c libik.a src/ik.h
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -Isrc examples/solve.c libik.a -o $@ -lm
 
+# The engine host: Lua 5.4 embedded, the core and the binding compiled into the executable.
+LUA54_LIB ?= -llua5.4
+build/examples/host: examples/host/host.c $(CORE_SRC) $(BIND_SRC) $(CORE_HDR) $(BIND_HDR)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -Isrc -I$(LUA54_INC) examples/host/host.c $(CORE_SRC) $(BIND_SRC) \
+		-o $@ $(LUA54_LIB) -lm
+
 deps:
 	@sh tools/deps.sh
 
-test: deps all luajit $(LOVE_SPEC_IK)
+test: deps all luajit build/examples/host $(LOVE_SPEC_IK)
 	@sh spec/run.sh
 
 demo: deps ik/core.so

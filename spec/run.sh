@@ -1,7 +1,8 @@
 #!/bin/sh
 # Runs every test: the busted specs under Lua 5.4 (ik/core.so) and under LuaJIT
-# (build/luajit/ik/core.so), then the C example build/examples/solve (one test), then the
-# test inside LÖVE (spec/love/, its own counts). `make test` builds them all first. The full TAP output of each VM is kept in build/test/.
+# (build/luajit/ik/core.so), then the C example build/examples/solve (one test), the engine
+# host build/examples/host (one test) and the test inside LÖVE (spec/love/, its own counts).
+# `make test` builds them all first. The full TAP output of each VM is kept in build/test/.
 # The last line is always `N passed, N failed`; the exit status is 0 only when nothing
 # failed and at least one test ran.
 set -eu
@@ -76,6 +77,22 @@ elif ! { grep -q '^fabrik ' "$logs/solve.out" && grep -q '^ccd ' "$logs/solve.ou
     sed 's/^/    /' "$logs/solve.out"
 else
     echo "C example: 1 passed ($example)"
+    passed=$((passed + 1))
+fi
+
+# The engine host counts as one test: Lua 5.4 embedded with ik compiled in drives
+# examples/host/rig.lua for 600 frames; it must exit 0 and say `host: ok`.
+host=build/examples/host
+if [ ! -x "$host" ]; then
+    fail host "$host is missing (run make test)"
+elif ! "$host" examples/host/rig.lua 600 >"$logs/host.out" 2>&1; then
+    fail host "$host exited with an error:"
+    sed 's/^/    /' "$logs/host.out"
+elif ! grep -q '^host: ok$' "$logs/host.out"; then
+    fail host "$host printed something unexpected:"
+    sed 's/^/    /' "$logs/host.out"
+else
+    echo "engine host: 1 passed ($(grep '^rig: ' "$logs/host.out"))"
     passed=$((passed + 1))
 fi
 
