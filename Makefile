@@ -7,6 +7,8 @@
 #   make readme-picture   the same, and docs/demo.svg (the picture in the README)
 #   make bench    figures: each solver's success rate and mean iterations (bench/)
 #   make deps     installs the Debian packages the above need (as root), or says how
+#   make love     the interactive LÖVE demo (demo/love/), with the LuaJIT module copied into it
+#   make love-screenshot  docs/love-demo.png: the LÖVE demo rendered under xvfb-run
 
 CC      ?= cc
 CSTD    := -std=c99
@@ -27,10 +29,12 @@ BIND_HDR := src/ik_lua_compat.h
 
 CORE_OBJ := $(CORE_SRC:src/%.c=build/core/%.o)
 
-# What make copies into the LÖVE game folder spec/love/ (see below).
+# What make copies into the LÖVE game folders spec/love/ and demo/love/ (see below).
 LOVE_SPEC_IK := spec/love/ik/core.so spec/love/ik/init.lua spec/love/ik/love.lua
+LOVE_DEMO_IK := demo/love/ik/core.so demo/love/ik/init.lua demo/love/ik/love.lua
 
-.PHONY: all luajit test demo readme-picture deps bench clean rock-leftovers
+.PHONY: all luajit test demo readme-picture deps bench clean rock-leftovers love \
+        love-screenshot
 
 all: ik/core.so libik.a build/examples/solve
 
@@ -90,9 +94,9 @@ bench: deps ik/core.so luajit
 	IK_CPATH="build/luajit/?.so" luajit bench/rates.lua
 
 # LÖVE games: LÖVE loads a C module from the game folder (never from inside a zipped .love),
-# so the LÖVE runtime test gets a copy of the LuaJIT build and the Lua files in its own ik/,
-# exactly where a game keeps them (git-ignored).
-spec/love/ik/core.so: build/luajit/ik/core.so
+# so the LÖVE runtime test and the demo each get a copy of the LuaJIT build and the Lua files
+# in their own ik/, exactly where a game keeps them (git-ignored).
+spec/love/ik/core.so demo/love/ik/core.so: build/luajit/ik/core.so
 	@mkdir -p $(@D)
 	cp $< $@
 
@@ -100,5 +104,19 @@ spec/love/ik/%.lua: lua/ik/%.lua
 	@mkdir -p $(@D)
 	cp $< $@
 
+demo/love/ik/%.lua: lua/ik/%.lua
+	@mkdir -p $(@D)
+	cp $< $@
+
+love: deps $(LOVE_DEMO_IK)
+	@sh tools/deps.sh love
+	love demo/love
+
+# The README's picture: software OpenGL under a virtual X server, so no display is needed.
+love-screenshot: deps $(LOVE_DEMO_IK)
+	@sh tools/deps.sh love xvfb xauth
+	LIBGL_ALWAYS_SOFTWARE=1 xvfb-run -a -s "-screen 0 1280x720x24" \
+		love demo/love --screenshot "$(CURDIR)/docs/love-demo.png"
+
 clean:
-	rm -rf build ik libik.a demo/out spec/love/ik
+	rm -rf build ik libik.a demo/out spec/love/ik demo/love/ik
