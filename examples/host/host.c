@@ -109,8 +109,7 @@ static int copy_bones(lua_State *L, int rig)
         bones[k].y = lua_tonumber(L, -2);
         bones[k].angle = lua_tonumber(L, -1);
         lua_pop(L, 3);
-        finite = finite && isfinite(bones[k].x) && isfinite(bones[k].y) &&
-                 isfinite(bones[k].angle);
+        finite = finite && isfinite(bones[k].x) && isfinite(bones[k].y) && isfinite(bones[k].angle);
     }
     lua_pop(L, 1);
     if (!finite) {
