@@ -9,6 +9,7 @@
 #   make deps     installs the Debian packages the above need (as root), or says how
 #   make love     the interactive LÖVE demo (demo/love/), with the LuaJIT module copied into it
 #   make love-screenshot  docs/love-demo.png: the LÖVE demo rendered under xvfb-run
+#                 (LOVE_SCREENSHOT=path.png writes it elsewhere)
 
 CC      ?= cc
 CSTD    := -std=c99
@@ -113,10 +114,11 @@ love: deps $(LOVE_DEMO_IK)
 	love demo/love
 
 # The README's picture: software OpenGL under a virtual X server, so no display is needed.
+LOVE_SCREENSHOT ?= $(CURDIR)/docs/love-demo.png
 love-screenshot: deps $(LOVE_DEMO_IK)
-	@sh tools/deps.sh love xvfb xauth
+	@sh tools/deps.sh love xvfb xauth libgl1-mesa-dri
 	LIBGL_ALWAYS_SOFTWARE=1 xvfb-run -a -s "-screen 0 1280x720x24" \
-		love demo/love --screenshot "$(CURDIR)/docs/love-demo.png"
+		love demo/love --screenshot "$(LOVE_SCREENSHOT)"
 
 clean:
 	rm -rf build ik libik.a demo/out spec/love/ik demo/love/ik

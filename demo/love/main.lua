@@ -21,6 +21,16 @@
 --   love demo/love --screenshot FILE.png   poses the rigs deterministically (fixed time
 --   steps), draws a few frames, saves a PNG and quits (make love-screenshot).
 
+-- With --screenshot nobody is there to close LÖVE's error screen (make love-screenshot, CI):
+-- an error prints its traceback and exits with status 1 instead. Set before anything can fail.
+for k = 1, #arg do
+    if arg[k] == "--screenshot" then
+        function love.errorhandler(message)
+            print("Error: " .. debug.traceback(tostring(message), 2))
+        end
+    end
+end
+
 local ik = require("ik")
 local ikdraw = require("ik.love")
 
@@ -540,10 +550,14 @@ function love.update(dt)
     update(screenshot_path and FIXED_DT or min(dt, 0.05))
 end
 
--- Draws a few frames first (fonts, antialiasing), then saves the screen and quits.
+-- Draws a few frames first (fonts, antialiasing), then saves the screen and quits; gives up
+-- with exit status 1 if the capture has not finished long after.
 local function capture()
     frames_drawn = frames_drawn + 1
-    if frames_drawn == 3 then
+    if frames_drawn == 600 then
+        print("screenshot: no capture after 600 frames")
+        love.event.quit(1)
+    elseif frames_drawn == 3 then
         lg.captureScreenshot(function(image)
             local data = image:encode("png"):getString()
             local file, err = io.open(screenshot_path, "wb")
