@@ -1,7 +1,7 @@
 -- The interactive demo of ik in LÖVE 11: `make love` builds the LuaJIT module, copies it
 -- and the Lua files into demo/love/ik/ (where a game keeps them) and runs `love demo/love`.
 --
--- Four rigs at once, each solved every frame from its last pose (a warm start):
+-- Five rigs at once, each solved every frame from its last pose (a warm start):
 --   1 arm       2 bones, the analytic two-bone solve; `b` flips its bend
 --   2 tentacle  10 bones, FABRIK; its target wanders until you drag it
 --   3 rope      16 bones hanging, constraint relaxation with weights rising towards the tip
@@ -476,9 +476,10 @@ local function draw_help()
         .. "g greed ramp   - = iterations   , . tolerance   b flip the arm's bend   Esc quit",
         20, 14)
     lg.setColor(ACCENT)
-    lg.print(string.format("%s (%s): %s, iterations %d, tolerance %g px, greed %.2f, ramp %s%s",
-        selected.name, selected.about, s.solver, s.iterations, s.tolerance, s.greed,
-        s.greed_ramp and "on" or "off", selected == arm and (", bend " .. s.bend) or ""), 20, 38)
+    lg.print(string.format("%s (%s): %s, iterations %d, tolerance %g %s, greed %.2f, ramp %s%s",
+        selected.name, selected.about, s.solver, s.iterations, s.tolerance,
+        selected == rig3d and "m" or "px", s.greed, s.greed_ramp and "on" or "off",
+        selected == arm and (", bend " .. s.bend) or ""), 20, 38)
     lg.setFont(small)
     lg.setColor(DIM)
     lg.print("y is down: a positive angle turns clockwise on screen", 20, 62)
