@@ -135,15 +135,15 @@ function M.target(x, y, reached, style)
     lg.setLineWidth(width)
 end
 
--- The arcs, in the current line width; sets the colour itself.
-local function limit_arcs(chain, style)
+-- The arcs, in the current line width; sets the colour itself. p: the chain's positions,
+-- already filled this frame.
+local function limit_arcs(chain, style, p)
     if not get(style, "limits") or chain.limit == nil or chain:dim() ~= 2 then
         return
     end
     local lg = love.graphics
     local flip = get(style, "flip_y")
     local scale = get(style, "scale")
-    local p = M.positions(chain)
     set_colour(get(style, "limit"))
     for i = 1, chain:count() do
         local lo, hi = chain:limit(i)
@@ -175,7 +175,7 @@ function M.limits(chain, style)
     local r, g, b, a = lg.getColor()
     local width = lg.getLineWidth()
     lg.setLineWidth(1)
-    limit_arcs(chain, style)
+    limit_arcs(chain, style, M.positions(chain))
     lg.setColor(r, g, b, a)
     lg.setLineWidth(width)
 end
@@ -191,7 +191,7 @@ function M.draw(chain, tx, ty, reached, style)
     local joints = chain:count() + 1
 
     lg.setLineWidth(1)
-    limit_arcs(chain, style)
+    limit_arcs(chain, style, p)
 
     -- The bones, then the target, in the colour of the result.
     local colour = state_colour(style, reached)
