@@ -1,11 +1,15 @@
 # ik: inverse kinematics, a C core with a Lua binding.
 #   make          ik/core.so (Lua 5.4), libik.a, the C example
 #   make luajit   build/luajit/ik/core.so (LuaJIT 2.1, what LOVE 11 embeds)
-#   make test     both modules, the busted specs under Lua 5.4 and LuaJIT, the C example
+#   make test     both modules, the busted specs under Lua 5.4 and LuaJIT, the C example, the
+#                 engine host (examples/host/) and the test inside LÖVE (spec/love/)
 #   make demo     the headless demo: a table of solves and SVG pictures in demo/out/
 #   make readme-picture   the same, and docs/demo.svg (the picture in the README)
 #   make bench    figures: each solver's success rate and mean iterations (bench/)
 #   make deps     installs the Debian packages the above need (as root), or says how
+#   make love     the interactive LÖVE demo (demo/love/), with the LuaJIT module copied into it
+#   make love-screenshot  docs/love-demo.png: the LÖVE demo rendered under xvfb-run
+#                 (LOVE_SCREENSHOT=path.png writes it elsewhere)
 
 CC      ?= cc
 CSTD    := -std=c99
@@ -26,7 +30,12 @@ BIND_HDR := src/ik_lua_compat.h
 
 CORE_OBJ := $(CORE_SRC:src/%.c=build/core/%.o)
 
-.PHONY: all luajit test demo readme-picture deps bench clean rock-leftovers
+# What make copies into the LÖVE game folders spec/love/ and demo/love/ (see below).
+LOVE_SPEC_IK := spec/love/ik/core.so spec/love/ik/init.lua spec/love/ik/love.lua
+LOVE_DEMO_IK := demo/love/ik/core.so demo/love/ik/init.lua demo/love/ik/love.lua
+
+.PHONY: all luajit test demo readme-picture deps bench clean rock-leftovers love \
+        love-screenshot
 
 all: ik/core.so libik.a build/examples/solve
 
@@ -61,10 +70,17 @@ build/examples/solve: examples/solve.c libik.a src/ik.h
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -Isrc examples/solve.c libik.a -o $@ -lm
 
+# The engine host: Lua 5.4 embedded, the core and the binding compiled into the executable.
+LUA54_LIB ?= -llua5.4
+build/examples/host: examples/host/host.c $(CORE_SRC) $(BIND_SRC) $(CORE_HDR) $(BIND_HDR)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -Isrc -I$(LUA54_INC) examples/host/host.c $(CORE_SRC) $(BIND_SRC) \
+		-o $@ $(LUA54_LIB) -lm
+
 deps:
 	@sh tools/deps.sh
 
-test: deps all luajit
+test: deps all luajit build/examples/host $(LOVE_SPEC_IK)
 	@sh spec/run.sh
 
 demo: deps ik/core.so
@@ -78,5 +94,31 @@ bench: deps ik/core.so luajit
 	lua5.4 bench/rates.lua
 	IK_CPATH="build/luajit/?.so" luajit bench/rates.lua
 
+# LÖVE games: LÖVE loads a C module from the game folder (never from inside a zipped .love),
+# so the LÖVE runtime test and the demo each get a copy of the LuaJIT build and the Lua files
+# in their own ik/, exactly where a game keeps them (git-ignored).
+spec/love/ik/core.so demo/love/ik/core.so: build/luajit/ik/core.so
+	@mkdir -p $(@D)
+	cp $< $@
+
+spec/love/ik/%.lua: lua/ik/%.lua
+	@mkdir -p $(@D)
+	cp $< $@
+
+demo/love/ik/%.lua: lua/ik/%.lua
+	@mkdir -p $(@D)
+	cp $< $@
+
+love: deps $(LOVE_DEMO_IK)
+	@sh tools/deps.sh love
+	love demo/love
+
+# The README's picture: software OpenGL under a virtual X server, so no display is needed.
+LOVE_SCREENSHOT ?= $(CURDIR)/docs/love-demo.png
+love-screenshot: deps $(LOVE_DEMO_IK)
+	@sh tools/deps.sh love xvfb xauth libgl1-mesa-dri
+	LIBGL_ALWAYS_SOFTWARE=1 xvfb-run -a -s "-screen 0 1280x720x24" \
+		love demo/love --screenshot "$(LOVE_SCREENSHOT)"
+
 clean:
-	rm -rf build ik libik.a demo/out
+	rm -rf build ik libik.a demo/out spec/love/ik demo/love/ik

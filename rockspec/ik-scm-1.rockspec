@@ -29,6 +29,7 @@ build = {
     type = "builtin",
     modules = {
         ["ik"] = "lua/ik/init.lua",
+        ["ik.love"] = "lua/ik/love.lua",
         ["ik.core"] = {
             sources = {
                 "src/chain.c",

@@ -1,7 +1,8 @@
 #!/bin/sh
 # Runs every test: the busted specs under Lua 5.4 (ik/core.so) and under LuaJIT
-# (build/luajit/ik/core.so), then the C example build/examples/solve (one test).
-# `make test` builds all three first. The full TAP output of each VM is kept in build/test/.
+# (build/luajit/ik/core.so), then the C example build/examples/solve (one test), the engine
+# host build/examples/host (one test) and the test inside LÖVE (spec/love/, its own counts).
+# `make test` builds them all first. The full TAP output of each VM is kept in build/test/.
 # The last line is always `N passed, N failed`; the exit status is 0 only when nothing
 # failed and at least one test ran.
 set -eu
@@ -77,6 +78,61 @@ elif ! { grep -q '^fabrik ' "$logs/solve.out" && grep -q '^ccd ' "$logs/solve.ou
 else
     echo "C example: 1 passed ($example)"
     passed=$((passed + 1))
+fi
+
+# The engine host counts as one test: Lua 5.4 embedded with ik compiled in drives
+# examples/host/rig.lua for 600 frames; it must exit 0 and say `host: ok`.
+host=build/examples/host
+if [ ! -x "$host" ]; then
+    fail host "$host is missing (run make test)"
+elif ! "$host" examples/host/rig.lua 600 >"$logs/host.out" 2>&1; then
+    fail host "$host exited with an error:"
+    sed 's/^/    /' "$logs/host.out"
+elif ! grep -q '^host: ok$' "$logs/host.out"; then
+    fail host "$host printed something unexpected:"
+    sed 's/^/    /' "$logs/host.out"
+else
+    echo "engine host: 1 passed ($(grep '^rig: ' "$logs/host.out"))"
+    passed=$((passed + 1))
+fi
+
+# The test inside the real LÖVE runtime (spec/love/, a game folder with the LuaJIT build
+# copied in by make): headless, it needs no display. It prints its own `N passed, N failed`,
+# which is added to ours. Without LÖVE installed it is skipped with a note, except under CI
+# (CI set), where a skip would hide that the product's main runtime was never tried.
+game=spec/love
+if ! command -v love >/dev/null 2>&1; then
+    if [ -n "${CI:-}" ]; then
+        fail love "love is not installed (apt-get install love)"
+    else
+        echo "love: skipped: LÖVE is not installed (sudo apt-get install love, then make test)"
+    fi
+elif [ ! -f "$game/ik/core.so" ]; then
+    fail love "$game/ik/core.so is missing (make test copies the LuaJIT build there)"
+else
+    rc=0
+    timeout 300 love "$game" >"$logs/love.out" 2>&1 || rc=$?
+    counts=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$logs/love.out" | tail -n 1)
+    if [ -z "$counts" ]; then
+        fail love "love $game stopped before its counts (exit status $rc); the end of $logs/love.out:"
+        tail -n 15 "$logs/love.out" | sed 's/^/    /'
+    else
+        # shellcheck disable=SC2086 # "N passed, N failed": words 1 and 3
+        set -- $counts
+        p=$1 f=$3
+        # Each failure, and the indented lines after it that say why.
+        awk '/^FAIL - / { shown = 1; sub(/^FAIL - /, ""); print "FAIL [love] " $0; next }
+             /^    / && shown { print; next }
+             { shown = 0 }' "$logs/love.out"
+        echo "love: $p passed, $f failed (love $game, exit status $rc, log $logs/love.out)"
+        passed=$((passed + p))
+        failed=$((failed + f))
+        if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
+            fail love "love exited with status $rc after its tests passed"
+        elif [ "$p" -eq 0 ] && [ "$f" -eq 0 ]; then
+            fail love "no test ran"
+        fi
+    fi
 fi
 
 echo "$passed passed, $failed failed"

@@ -1,0 +1,584 @@
+-- The interactive demo of ik in LÖVE 11: `make love` builds the LuaJIT module, copies it
+-- and the Lua files into demo/love/ik/ (where a game keeps them) and runs `love demo/love`.
+--
+-- Five rigs at once, each solved every frame from its last pose (a warm start):
+--   1 arm       2 bones, the analytic two-bone solve; `b` flips its bend
+--   2 tentacle  10 bones, FABRIK; its target wanders until you drag it
+--   3 rope      16 bones hanging, constraint relaxation with weights rising towards the tip
+--               (the dots: a joint's weight is how far it gives when the rope is pulled)
+--   4 creature  walks to its flag on two two-bone legs; a foot stays planted until it is
+--               too far from its hip's rest spot, then steps along an arc
+--   5 3D        a 3D tentacle (FABRIK) drawn by ik.love in an orthographic x-y projection
+--               (y up, scaled); its target circles in depth (z) as well
+-- Drag a cross (or the creature's flag) with the mouse. Keys act on the selected rig (the
+-- last one dragged, or 1-5): f c r t pick the solver, [ ] greed, g greed ramp, - = halve or
+-- double the iterations, , . tolerance, b the arm's bend; Esc quits. The panel shows each
+-- rig's last solve: reached, distance, iterations and microseconds per solve.
+--
+-- Screen coordinates are pixels, y down. ik's angles are counter-clockwise in a y-up frame,
+-- so on this screen a positive angle turns clockwise.
+--
+--   love demo/love --screenshot FILE.png   poses the rigs deterministically (fixed time
+--   steps), draws a few frames, saves a PNG and quits (make love-screenshot).
+
+-- With --screenshot nobody is there to close LÖVE's error screen (make love-screenshot, CI):
+-- an error prints its traceback and exits with status 1 instead. Set before anything can fail.
+for k = 1, #arg do
+    if arg[k] == "--screenshot" then
+        function love.errorhandler(message)
+            print("Error: " .. debug.traceback(tostring(message), 2))
+        end
+    end
+end
+
+local ik = require("ik")
+local ikdraw = require("ik.love")
+
+local lg = love.graphics
+local getTime = love.timer.getTime
+local pi, sin, cos, abs, min, max = math.pi, math.sin, math.cos, math.abs, math.min, math.max
+
+local FIXED_DT = 1 / 60
+local screenshot_path -- set by --screenshot
+local clock = 0       -- seconds of demo time
+
+local function rep(value, n)
+    local t = {}
+    for i = 1, n do
+        t[i] = value
+    end
+    return t
+end
+
+-- ---------------------------------------------------------------------------------------
+-- The rigs. Each has its chains, the settings it passes to chain:configure (kept here, so
+-- the panel never has to ask for them), a draggable handle, and the last solve's results.
+
+local function new_rig(name, about, chains, solver, hx, hy)
+    return {
+        name = name,
+        about = about,
+        chains = chains,
+        settings = { solver = solver, iterations = 64, tolerance = 0.001, greed = 0.5,
+            greed_ramp = true },
+        hx = hx, hy = hy,          -- the handle: the target, or the creature's flag
+        reached = false, distance = 0, iterations = 0,
+        us = 0,                    -- microseconds per solve, smoothed
+    }
+end
+
+-- 1: the arm.
+local arm_chain = ik.chain2d({ 120, 95 }, 210, 330)
+local arm = new_rig("arm", "2 bones, b flips the bend", { arm_chain }, "two_bone", 330, 440)
+arm.settings.bend = 1
+
+-- 2: the tentacle, rising from the floor (base angle -pi/2 points up on this screen).
+local tentacle_lengths = {}
+for i = 1, 10 do
+    tentacle_lengths[i] = 40 - 2.4 * (i - 1)
+end
+local tentacle_chain = ik.chain2d(tentacle_lengths, 520, 640, -pi / 2)
+for i = 1, 10 do
+    tentacle_chain:set_angle(i, 0.12) -- a gentle curl to start from
+end
+local tentacle = new_rig("tentacle", "10 bones, wanders until dragged", { tentacle_chain },
+    "fabrik", 620, 460)
+tentacle.home_x, tentacle.home_y = 620, 460
+tentacle.wander = true
+
+-- 3: the rope, hanging from its anchor (base angle pi/2 points down on this screen).
+local rope_chain = ik.chain2d(rep(18, 16), 800, 110, pi / 2)
+for i = 1, 17 do
+    rope_chain:set_weight(i, i / 17)
+end
+local rope = new_rig("rope", "16 bones, weights", { rope_chain }, "relax", 900, 330)
+
+-- 4: the creature. Two 2-bone legs hang from its hips (base angle pi/2: down).
+local GROUND = 640
+local LEG = { 50, 46 }
+local HIP_HEIGHT = 80             -- hips above the ground: the legs are a little bent
+local STEP_TRIGGER = 30           -- a foot this far from its rest spot steps
+local STEP_TIME = 0.24            -- seconds per step
+local STEP_LIFT = 22              -- pixels the foot rises mid-step
+local WALK_SPEED = 70             -- pixels per second
+local WALK_LEFT, WALK_RIGHT = 930, 1230
+
+local creature_legs = {
+    ik.chain2d(LEG, 0, 0, pi / 2),
+    ik.chain2d(LEG, 0, 0, pi / 2),
+}
+local creature = new_rig("creature", "walks to its flag", creature_legs, "two_bone",
+    WALK_RIGHT, GROUND)
+creature.x = 1000
+creature.facing = 1
+creature.wait = 0
+creature.body_y = GROUND - HIP_HEIGHT
+creature.feet = {
+    -- hip offset from the body's centre; foot position; a step in progress (from, to, t)
+    { hip = -18, x = 1000 - 18 - 12, y = GROUND, stepping = false, from = 0, to = 0, t = 0 },
+    { hip = 18, x = 1000 + 18 + 12, y = GROUND, stepping = false, from = 0, to = 0, t = 0 },
+}
+-- The knee points the way the creature walks. Made once: configure takes a table.
+local BEND = { [1] = { bend = 1 }, [-1] = { bend = -1 } }
+
+-- 5: a 3D tentacle in a y-up world of its own (units: metres), drawn by ik.love scaled and
+-- flipped onto the screen. At rest a 3D chain points along +x; its base is turned a quarter
+-- turn about z, so it points up.
+local VIEW3D = { x = 1090, y = 470, scale = 62, flip_y = true, width = 3, radius = 3 }
+local chain3d = ik.chain3d(rep(0.42, 8), 0, 0, 0)
+chain3d:set_base(0, 0, 0, cos(pi / 4), 0, 0, sin(pi / 4))
+local rig3d = new_rig("3D", "8 bones in 3D, seen along z", { chain3d }, "fabrik", 0, 0)
+rig3d.wx, rig3d.wy, rig3d.wz = 0.9, 2.0, 0 -- the target, in its world
+rig3d.home_x, rig3d.home_y = 0.9, 2.0
+rig3d.wander, rig3d.phase = true, 0
+
+local function screen3d(x, y)
+    return VIEW3D.x + x * VIEW3D.scale, VIEW3D.y - y * VIEW3D.scale
+end
+
+local rigs = { arm, tentacle, rope, creature, rig3d }
+local selected = arm
+local message, message_time = nil, 0 -- a line of feedback after a key, for a few seconds
+
+local function configure(rig)
+    for _, chain in ipairs(rig.chains) do
+        chain:configure(rig.settings)
+    end
+    if rig == creature then
+        for _, chain in ipairs(rig.chains) do
+            chain:configure(BEND[creature.facing])
+        end
+    end
+end
+
+for _, rig in ipairs(rigs) do
+    configure(rig)
+end
+
+-- ---------------------------------------------------------------------------------------
+-- Updates. Each solve is timed with love.timer.getTime; the panel shows a running average.
+
+local function record(rig, reached, distance, iterations, seconds, solves)
+    rig.reached, rig.distance, rig.iterations = reached, distance, iterations
+    local us = seconds * 1e6 / solves
+    rig.us = rig.us == 0 and us or 0.95 * rig.us + 0.05 * us
+end
+
+local function solve_one(rig, x, y)
+    local started = getTime()
+    local reached, distance, iterations = rig.chains[1]:solve(x, y)
+    record(rig, reached, distance, iterations, getTime() - started, 1)
+end
+
+local function update_tentacle(dt)
+    if tentacle.wander then
+        tentacle.phase = (tentacle.phase or 0) + dt
+        local t = tentacle.phase
+        tentacle.hx = tentacle.home_x + 90 * sin(0.7 * t)
+        tentacle.hy = tentacle.home_y + 60 * sin(1.3 * t)
+    end
+end
+
+-- A foot: planted, or on its way along an arc from `from` to `to` (smoothstep in x, a sine
+-- hump in y).
+local function update_foot(foot, other, hip_x, dt)
+    local rest_x = hip_x + 6 * creature.facing
+    if not foot.stepping then
+        if abs(foot.x - rest_x) > STEP_TRIGGER and not other.stepping then
+            foot.stepping, foot.t, foot.from = true, 0, foot.x
+            -- Land ahead of the rest spot when walking, so the stride is even.
+            local moving = abs(creature.hx - creature.x) > 2 and 1 or 0
+            foot.to = rest_x + creature.facing * moving * 0.8 * STEP_TRIGGER
+        end
+        return
+    end
+    foot.t = min(1, foot.t + dt / STEP_TIME)
+    local s = foot.t
+    local e = s * s * (3 - 2 * s)
+    foot.x = foot.from + (foot.to - foot.from) * e
+    foot.y = GROUND - STEP_LIFT * sin(pi * s)
+    if foot.t >= 1 then
+        foot.stepping, foot.y = false, GROUND
+    end
+end
+
+local function update_creature(dt)
+    local c = creature
+    local to_goal = c.hx - c.x
+    if abs(to_goal) > 2 then
+        local facing = to_goal > 0 and 1 or -1
+        if facing ~= c.facing then
+            c.facing = facing
+            for _, chain in ipairs(c.chains) do
+                chain:configure(BEND[facing])
+            end
+        end
+        c.x = c.x + facing * min(abs(to_goal), WALK_SPEED * dt)
+        c.wait = 0
+    elseif c.dragging ~= true then
+        -- At the flag: rest a moment, then the flag moves to the other end of the field.
+        c.wait = c.wait + dt
+        if c.wait > 1.5 then
+            c.hx = c.hx > (WALK_LEFT + WALK_RIGHT) / 2 and WALK_LEFT or WALK_RIGHT
+        end
+    end
+
+    local feet = c.feet
+    local lift = 0
+    for k = 1, 2 do
+        local foot = feet[k]
+        update_foot(foot, feet[3 - k], c.x + foot.hip, dt)
+        if foot.stepping then
+            lift = max(lift, sin(pi * foot.t))
+        end
+    end
+    -- The body dips a little while a foot is in the air.
+    c.body_y = GROUND - HIP_HEIGHT + 4 * lift
+
+    local all_reached, worst, most, spent = true, 0, 0, 0
+    for k = 1, 2 do
+        local chain, foot = c.chains[k], feet[k]
+        chain:set_base(c.x + foot.hip, c.body_y + 8)
+        local started = getTime()
+        local reached, distance, iterations = chain:solve(foot.x, foot.y)
+        spent = spent + getTime() - started
+        all_reached = all_reached and reached
+        worst, most = max(worst, distance), max(most, iterations)
+    end
+    record(c, all_reached, worst, most, spent, 2)
+end
+
+local function update_3d(dt)
+    local r = rig3d
+    r.phase = r.phase + dt
+    if r.wander then
+        r.wx = r.home_x + 0.8 * sin(0.6 * r.phase)
+        r.wy = r.home_y + 0.5 * sin(1.1 * r.phase)
+    end
+    r.wz = 1.3 * sin(0.9 * r.phase) -- always moving in depth
+    r.hx, r.hy = screen3d(r.wx, r.wy)
+    local started = getTime()
+    local reached, distance, iterations = chain3d:solve(r.wx, r.wy, r.wz)
+    record(r, reached, distance, iterations, getTime() - started, 1)
+end
+
+local function update(dt)
+    clock = clock + dt
+    update_tentacle(dt)
+    update_3d(dt)
+    solve_one(arm, arm.hx, arm.hy)
+    solve_one(tentacle, tentacle.hx, tentacle.hy)
+    solve_one(rope, rope.hx, rope.hy)
+    update_creature(dt)
+    if message and clock - message_time > 4 then
+        message = nil
+    end
+end
+
+-- ---------------------------------------------------------------------------------------
+-- Mouse: press near a handle to pick it up (and select its rig), drag, release.
+
+local HANDLE_RADIUS = 24
+local dragging -- the rig whose handle is held
+
+local function handle_at(x, y)
+    local best, best_d = nil, HANDLE_RADIUS
+    for _, rig in ipairs(rigs) do
+        local hy = rig == creature and rig.hy - 20 or rig.hy -- the flag's cloth
+        local d = math.sqrt((x - rig.hx) ^ 2 + (y - hy) ^ 2)
+        if d < best_d then
+            best, best_d = rig, d
+        end
+    end
+    return best
+end
+
+function love.mousepressed(x, y, button)
+    if button ~= 1 then
+        return
+    end
+    dragging = handle_at(x, y)
+    if dragging then
+        selected = dragging
+        if dragging == tentacle or dragging == rig3d then
+            dragging.wander = false
+        elseif dragging == creature then
+            creature.dragging = true
+        end
+    end
+end
+
+function love.mousemoved(x, y)
+    if not dragging then
+        return
+    end
+    if dragging == creature then
+        creature.hx = max(WALK_LEFT, min(WALK_RIGHT, x)) -- the flag stays on the ground
+    elseif dragging == rig3d then
+        rig3d.wx = (x - VIEW3D.x) / VIEW3D.scale -- screen to its world; z keeps circling
+        rig3d.wy = (VIEW3D.y - y) / VIEW3D.scale
+        rig3d.hx, rig3d.hy = x, y
+    else
+        dragging.hx, dragging.hy = x, y
+    end
+end
+
+function love.mousereleased(_, _, button)
+    if button == 1 and dragging then
+        if dragging == tentacle then
+            -- It wanders again around where it was let go.
+            tentacle.home_x, tentacle.home_y = tentacle.hx, tentacle.hy
+            tentacle.phase, tentacle.wander = 0, true
+        elseif dragging == rig3d then
+            rig3d.home_x, rig3d.home_y = rig3d.wx, rig3d.wy
+            rig3d.phase, rig3d.wander = 0, true
+        elseif dragging == creature then
+            creature.dragging = false
+        end
+        dragging = nil
+    end
+end
+
+-- ---------------------------------------------------------------------------------------
+-- Keys.
+
+local function say(text)
+    message, message_time = text, clock
+end
+
+-- Applies a change to the selected rig's settings; configure rejects a bad one (a two-bone
+-- solve on a chain of more bones) and changes nothing, so the old value is put back.
+local function change(key, value)
+    local settings = selected.settings
+    local old = settings[key]
+    settings[key] = value
+    local ok, err = pcall(configure, selected)
+    if not ok then
+        settings[key] = old
+        configure(selected)
+        say(selected.name .. ": " .. tostring(err):gsub("^.-: ", ""))
+    end
+end
+
+local SOLVER_KEYS = { f = "fabrik", c = "ccd", r = "relax", t = "two_bone" }
+
+function love.keypressed(key)
+    local s = selected.settings
+    if key == "escape" then
+        love.event.quit(0)
+    elseif tonumber(key) and rigs[tonumber(key)] then
+        selected = rigs[tonumber(key)]
+    elseif SOLVER_KEYS[key] then
+        change("solver", SOLVER_KEYS[key])
+    elseif key == "[" or key == "]" then
+        local greed = s.greed + (key == "]" and 0.05 or -0.05)
+        change("greed", max(0.05, min(1, math.floor(greed * 20 + 0.5) / 20)))
+    elseif key == "g" then
+        change("greed_ramp", not s.greed_ramp)
+    elseif key == "-" or key == "=" then
+        change("iterations", max(1, min(1024, key == "=" and s.iterations * 2
+            or math.floor(s.iterations / 2))))
+    elseif key == "," or key == "." then
+        change("tolerance", max(1e-6, min(10, key == "." and s.tolerance * 10
+            or s.tolerance / 10)))
+    elseif key == "b" then
+        arm.settings.bend = -arm.settings.bend
+        configure(arm)
+        say("arm: bend " .. arm.settings.bend .. (arm.settings.solver == "two_bone" and ""
+            or " (only the two-bone solver uses it)"))
+    end
+end
+
+-- ---------------------------------------------------------------------------------------
+-- Drawing. ik.love draws the chains; the rest is scenery and the panel.
+
+local font, small
+local BACKGROUND = { 0.10, 0.11, 0.14 }
+local TEXT = { 0.88, 0.89, 0.92 }
+local DIM = { 0.55, 0.57, 0.63 }
+local ACCENT = { 1.00, 0.82, 0.35 }
+
+local tentacle_style = { width = 4, radius = 3 }
+local leg_style = { width = 5, radius = 4 }
+
+local function draw_handle_ring(rig)
+    local mx, my = love.mouse.getPosition()
+    if dragging == rig or (not dragging and handle_at(mx, my) == rig) then
+        lg.setColor(ACCENT)
+        lg.setLineWidth(1)
+        local hy = rig == creature and rig.hy - 20 or rig.hy
+        lg.circle("line", rig.hx, hy, HANDLE_RADIUS)
+    end
+end
+
+local function draw_rope_weights()
+    lg.setColor(0.45, 0.65, 1.0, 0.55)
+    for i = 2, 17 do
+        local x, y = rope_chain:joint(i)
+        lg.circle("fill", x, y, 2 + 5 * rope_chain:weight(i))
+    end
+    -- The anchor.
+    lg.setColor(DIM)
+    lg.rectangle("fill", 770, 100, 60, 8)
+end
+
+local function draw_creature()
+    local c = creature
+    -- The flag it walks to.
+    lg.setColor(DIM)
+    lg.setLineWidth(2)
+    lg.line(c.hx, GROUND, c.hx, GROUND - 44)
+    lg.setColor(ACCENT)
+    lg.polygon("fill", c.hx, GROUND - 44, c.hx + 22, GROUND - 36, c.hx, GROUND - 28)
+
+    for k = 1, 2 do
+        ikdraw.draw(c.chains[k], c.feet[k].x, c.feet[k].y, c.reached, leg_style)
+    end
+    -- The body, and an eye on the side it faces.
+    lg.setColor(0.42, 0.50, 0.78)
+    lg.ellipse("fill", c.x, c.body_y, 44, 18)
+    lg.setColor(0.95, 0.95, 0.98)
+    lg.circle("fill", c.x + 30 * c.facing, c.body_y - 6, 5)
+    lg.setColor(0.1, 0.1, 0.12)
+    lg.circle("fill", c.x + 32 * c.facing, c.body_y - 6, 2.5)
+end
+
+local function draw_panel()
+    local x0, y0 = 20, 536
+    lg.setColor(0, 0, 0, 0.35)
+    lg.rectangle("fill", x0 - 10, y0 - 10, 440, 174, 6, 6)
+    lg.setFont(small)
+    local columns = { 0, 100, 178, 240, 320, 370 }
+    local head = { "rig", "solver", "reached", "distance", "iters", "µs/solve" }
+    lg.setColor(DIM)
+    for k = 1, #head do
+        lg.print(head[k], x0 + columns[k], y0)
+    end
+    for n, rig in ipairs(rigs) do
+        local y = y0 + 4 + 21 * n
+        lg.setColor(rig == selected and ACCENT or TEXT)
+        lg.print((rig == selected and "> " or "  ") .. n .. " " .. rig.name, x0 + columns[1], y)
+        lg.print(rig.settings.solver, x0 + columns[2], y)
+        lg.setColor(rig.reached and ikdraw.style.reached or ikdraw.style.missed)
+        lg.print(rig.reached and "yes" or "no", x0 + columns[3], y)
+        lg.setColor(rig == selected and ACCENT or TEXT)
+        lg.print(string.format("%.3g", rig.distance), x0 + columns[4], y)
+        lg.print(tostring(rig.iterations), x0 + columns[5], y)
+        lg.print(string.format("%.1f", rig.us), x0 + columns[6], y)
+    end
+end
+
+local function draw_help()
+    local s = selected.settings
+    lg.setFont(font)
+    lg.setColor(TEXT)
+    lg.print("drag the crosses and the flag   1-5 pick a rig   f c r t solver   [ ] greed   "
+        .. "g greed ramp   - = iterations   , . tolerance   b flip the arm's bend   Esc quit",
+        20, 14)
+    lg.setColor(ACCENT)
+    lg.print(string.format("%s (%s): %s, iterations %d, tolerance %g %s, greed %.2f, ramp %s%s",
+        selected.name, selected.about, s.solver, s.iterations, s.tolerance,
+        selected == rig3d and "m" or "px", s.greed, s.greed_ramp and "on" or "off",
+        selected == arm and (", bend " .. s.bend) or ""), 20, 38)
+    lg.setFont(small)
+    lg.setColor(DIM)
+    lg.print("y is down: a positive angle turns clockwise on screen", 20, 62)
+    if message then
+        lg.setColor(ikdraw.style.missed)
+        lg.print(message, 20, 82)
+    end
+end
+
+function love.draw()
+    lg.clear(BACKGROUND)
+    -- The floor.
+    lg.setColor(0.22, 0.24, 0.29)
+    lg.rectangle("fill", 460, GROUND, 820, 80)
+
+    ikdraw.draw(arm_chain, arm.hx, arm.hy, arm.reached)
+    ikdraw.draw(tentacle_chain, tentacle.hx, tentacle.hy, tentacle.reached, tentacle_style)
+    draw_rope_weights()
+    ikdraw.draw(rope_chain, rope.hx, rope.hy, rope.reached)
+    draw_creature()
+    -- The 3D tentacle: its floor (y = 0) edge-on, then the chain projected onto x-y.
+    lg.setColor(0.22, 0.24, 0.29)
+    lg.setLineWidth(2)
+    lg.line(VIEW3D.x - 150, VIEW3D.y, VIEW3D.x + 150, VIEW3D.y)
+    ikdraw.draw(chain3d, rig3d.wx, rig3d.wy, rig3d.reached, VIEW3D)
+    for _, rig in ipairs(rigs) do
+        draw_handle_ring(rig)
+    end
+
+    lg.setFont(small)
+    lg.setColor(DIM)
+    lg.print("1 arm", 170, 300)
+    lg.print("2 tentacle", 490, 660)
+    lg.print("3 rope", 840, 96)
+    lg.print("4 creature", 1150, 660)
+    lg.print("5 3D, seen along z", VIEW3D.x - 150, VIEW3D.y + 8)
+
+    draw_panel()
+    draw_help()
+end
+
+-- ---------------------------------------------------------------------------------------
+
+local frames_drawn = 0
+
+function love.load(args)
+    for k = 1, #args do
+        if args[k] == "--screenshot" and args[k + 1] then
+            screenshot_path = args[k + 1]
+        end
+    end
+    font = lg.newFont(15)
+    small = lg.newFont(13)
+    lg.setLineStyle("smooth")
+
+    if screenshot_path then
+        -- A fixed pose: the arm's and the rope's targets placed by hand, then 2.2 seconds
+        -- of fixed steps (the tentacles wander; the creature is mid-stride to its flag).
+        arm.hx, arm.hy = 300, 455
+        rope.hx, rope.hy = 985, 395 -- out of reach: the rope pulled taut, "missed"
+        for _ = 1, 132 do
+            update(FIXED_DT)
+        end
+    end
+end
+
+function love.update(dt)
+    -- Fixed steps for the screenshot, so the picture does not depend on the machine.
+    update(screenshot_path and FIXED_DT or min(dt, 0.05))
+end
+
+-- Draws a few frames first (fonts, antialiasing), then saves the screen and quits; gives up
+-- with exit status 1 if the capture has not finished long after.
+local function capture()
+    frames_drawn = frames_drawn + 1
+    if frames_drawn == 600 then
+        print("screenshot: no capture after 600 frames")
+        love.event.quit(1)
+    elseif frames_drawn == 3 then
+        lg.captureScreenshot(function(image)
+            local data = image:encode("png"):getString()
+            local file, err = io.open(screenshot_path, "wb")
+            if not file then
+                print("screenshot: " .. tostring(err))
+                love.event.quit(1)
+                return
+            end
+            file:write(data)
+            file:close()
+            print("screenshot: " .. screenshot_path)
+            love.event.quit(0)
+        end)
+    end
+end
+
+local draw_scene = love.draw
+function love.draw()
+    draw_scene()
+    if screenshot_path then
+        capture()
+    end
+end

@@ -1,0 +1,398 @@
+-- The test inside the real LÖVE runtime: `make test` runs `love spec/love` headless (see
+-- conf.lua). It requires ik exactly as a game does: ik/core.so (the LuaJIT build) and
+-- ik/init.lua, ik/love.lua sit in this game folder, copied there by make. It checks that
+-- the module found is that copy, runs every solver in 2D and 3D, the stateless solves and
+-- solve_many, the misuse checks (every error is a "bad argument" error and changes nothing)
+-- and that solving allocates nothing; prints a line per test and then `N passed, N failed`,
+-- and quits with exit status 0 only when every test passed.
+
+local passed, failed = 0, 0
+
+-- test(name, f): runs f; an error in it (from check or elsewhere) is a failure.
+local function test(name, f)
+    local ok, err = pcall(f)
+    if ok then
+        passed = passed + 1
+        print("ok - " .. name)
+    else
+        failed = failed + 1
+        print("FAIL - " .. name)
+        print("    " .. tostring(err))
+    end
+end
+
+local function check(condition, message, ...)
+    if not condition then
+        error(string.format(message, ...), 2)
+    end
+end
+
+local function near(a, b, tol)
+    return math.abs(a - b) <= tol
+end
+
+-- A deterministic pseudo-random sequence (Park-Miller), so every run tries the same poses.
+local seed = 12345
+local function random()
+    seed = (48271 * seed) % 2147483647
+    return seed / 2147483647
+end
+
+local ik
+
+test("require(\"ik\") loads this game folder's LuaJIT build of ik/core.so", function()
+    check(jit ~= nil, "not running under LuaJIT")
+    -- LÖVE adds its own searchers to package.loaders, before Lua's; the one that finds
+    -- ik.core first is the one require uses. It must be LÖVE's C searcher (it says "in LOVE
+    -- paths" of a name it cannot find), not Lua's package.cpath one, which would find the
+    -- Lua 5.4 build ./ik/core.so when make test runs this from the repository root.
+    local searcher
+    for _, search in ipairs(package.loaders) do
+        if type(search("ik.core")) == "function" then
+            searcher = search
+            break
+        end
+    end
+    check(searcher ~= nil, "no searcher finds ik.core")
+    local missing = tostring(searcher("ik.no_such_module"))
+    check(missing:find("in LOVE paths", 1, true), "ik.core is not found by LÖVE's C searcher: %s",
+        missing)
+    ik = require("ik")
+    check(type(ik) == "table" and type(ik.chain2d) == "function", "require(\"ik\") gave no module")
+    check(type(ik._VERSION) == "string" and ik._VERSION:match("^ik %d"), "ik._VERSION is %s",
+        tostring(ik._VERSION))
+    -- LÖVE's own C loader searches the game folder first; a copy elsewhere on package.cpath
+    -- (such as the Lua 5.4 build in the repository root) must not be the one that loaded.
+    local where = love.filesystem.getRealDirectory("ik/core.so")
+    check(where == love.filesystem.getSource(), "ik/core.so found in %s, not in the game folder %s",
+        tostring(where), love.filesystem.getSource())
+    check(package.loaded["ik.core"] == ik, "ik is not ik.core")
+end)
+
+if not ik then
+    -- Nothing else can run without the module.
+    print(string.format("%d passed, %d failed", passed, failed))
+    function love.load()
+        love.event.quit(1)
+    end
+    return
+end
+
+test("require(\"ik.love\") loads the debug drawing", function()
+    local ikdraw = require("ik.love")
+    for _, name in ipairs({ "draw", "target", "limits", "positions" }) do
+        check(type(ikdraw[name]) == "function", "ik.love.%s is missing", name)
+    end
+    local c = ik.chain2d({ 1, 2 })
+    local p = ikdraw.positions(c)
+    check(#p == 6 and p[5] == 3 and ikdraw.positions(c) == p, "ik.love.positions")
+end)
+
+-- ---------------------------------------------------------------------------------------
+-- Solvers: from a random pose to the tip of another random pose (so the target is
+-- reachable), every solver must reach it within the tolerance, keep every bone's length
+-- and leave the base where it was.
+
+local TRIALS = 50
+local TOLERANCE = 1e-6
+
+-- A unit quaternion (w, x, y, z) from random numbers.
+local function random_rotation()
+    local w, x, y, z = random() - 0.5, random() - 0.5, random() - 0.5, random() - 0.5
+    local n = math.sqrt(w * w + x * x + y * y + z * z)
+    return w / n, x / n, y / n, z / n
+end
+
+local function random_pose(c)
+    for i = 1, #c do
+        if c:dim() == 2 then
+            c:set_angle(i, (2 * random() - 1) * math.pi)
+        else
+            c:set_rotation(i, random_rotation())
+        end
+    end
+end
+
+local function joint_distance(c, i)
+    local a, b = { c:joint(i) }, { c:joint(i + 1) }
+    local sum = 0
+    for d = 1, #a do
+        sum = sum + (a[d] - b[d]) ^ 2
+    end
+    return math.sqrt(sum)
+end
+
+-- Solves TRIALS times with `solve(c, target...)`; returns how many reached, after checking
+-- the lengths, the base and the distance each time.
+local function try_solver(c, solve)
+    local reached_count = 0
+    local dim = c:dim()
+    local base = { c:joint(1) }
+    for _ = 1, TRIALS do
+        random_pose(c)
+        local target = { c:effector() }
+        random_pose(c)
+        local reached, distance, iterations = solve(c, unpack(target))
+        check(type(reached) == "boolean" and type(iterations) == "number", "bad results")
+        local tip = { c:effector() }
+        local d2 = 0
+        for d = 1, dim do
+            d2 = d2 + (tip[d] - target[d]) ^ 2
+        end
+        check(near(math.sqrt(d2), distance, 1e-9), "distance %g is not the tip's %g", distance,
+            math.sqrt(d2))
+        check(reached == (distance <= TOLERANCE), "reached disagrees with the distance")
+        for i = 1, #c do
+            check(near(joint_distance(c, i), c:length(i), 1e-9), "bone %d changed length", i)
+        end
+        local now = { c:joint(1) }
+        for d = 1, dim do
+            check(now[d] == base[d], "the base moved")
+        end
+        if reached then
+            reached_count = reached_count + 1
+        end
+    end
+    return reached_count
+end
+
+local SOLVERS = {
+    -- name, bones, the share of trials that must reach
+    { "fabrik", 5, 0.9 },
+    { "ccd", 5, 0.9 },
+    { "relax", 5, 0.9 },
+    { "two_bone", 2, 1.0 },
+}
+
+for _, dim in ipairs({ 2, 3 }) do
+    for _, s in ipairs(SOLVERS) do
+        local name, bones, share = s[1], s[2], s[3]
+        test(string.format("%dD %s: reaches reachable targets, keeps lengths and the base", dim, name), function()
+            local lengths = {}
+            for i = 1, bones do
+                lengths[i] = 0.5 + random()
+            end
+            local c = dim == 2 and ik.chain2d(lengths, 1, 2, 0.3) or ik.chain3d(lengths, 1, 2, 3)
+            c:configure({ iterations = 1000, tolerance = TOLERANCE })
+            -- By name, then through chain:solve with the solver configured.
+            local by_name = try_solver(c, c["solve_" .. name])
+            c:configure({ solver = name })
+            local by_solve = try_solver(c, c.solve)
+            check(by_name >= share * TRIALS and by_solve >= share * TRIALS,
+                "reached %d and %d of %d", by_name, by_solve, TRIALS)
+        end)
+    end
+end
+
+test("3D two_bone with a pole bends the middle joint to the pole's side", function()
+    local leg = ik.chain3d({ 1, 1 })
+    for _, pz in ipairs({ 1, -1 }) do
+        leg:configure({ solver = "two_bone", pole = { 0, 0, pz } })
+        local reached = leg:solve(1.2, -0.5, 0)
+        local _, _, kz = leg:joint(2)
+        check(reached and kz * pz > 0.1, "pole z %d: knee z %g", pz, kz)
+    end
+end)
+
+test("the stateless two-bone solves agree with each other and reach", function()
+    for _ = 1, 200 do
+        local l1, l2 = 0.5 + random(), 0.5 + random()
+        local a = (2 * random() - 1) * math.pi
+        local r = math.abs(l1 - l2) + (l1 + l2 - math.abs(l1 - l2)) * random()
+        local x, y = r * math.cos(a), r * math.sin(a)
+        for _, bend in ipairs({ 1, -1 }) do
+            local a1, a2, reached = ik.two_bone(l1, l2, x, y, bend)
+            local jx, jy, reached2 = ik.two_bone_joint(x, y, l1, l2, bend)
+            check(reached and reached2, "not reached")
+            check(bend * a2 >= 0, "bend %d gave a2 = %g", bend, a2)
+            check(near(jx, l1 * math.cos(a1), 1e-9) and near(jy, l1 * math.sin(a1), 1e-9),
+                "the two forms disagree")
+            local tx = jx + l2 * math.cos(a1 + a2)
+            local ty = jy + l2 * math.sin(a1 + a2)
+            check(near(tx, x, 1e-9) and near(ty, y, 1e-9), "the tip misses the target")
+        end
+    end
+    local jx, jy, jz, reached = ik.two_bone_joint3(1.2, 0, 0, 1, 1, 0, 0, 1)
+    check(reached and near(math.sqrt(jx * jx + jy * jy + jz * jz), 1, 1e-12) and jz > 0,
+        "two_bone_joint3")
+end)
+
+test("ik.solve_many solves 2D and 3D chains each with its own solver", function()
+    for _, dim in ipairs({ 2, 3 }) do
+        local chains, targets = {}, {}
+        for k, s in ipairs(SOLVERS) do
+            local lengths = {}
+            for i = 1, s[2] do
+                lengths[i] = 1
+            end
+            local c = dim == 2 and ik.chain2d(lengths) or ik.chain3d(lengths)
+            c:configure({ solver = s[1], iterations = 1000, tolerance = TOLERANCE })
+            chains[k] = c
+            random_pose(c)
+            local tip = { c:effector() }
+            random_pose(c)
+            for d = 1, dim do
+                targets[#targets + 1] = tip[d]
+            end
+        end
+        local count = ik.solve_many(chains, targets)
+        check(count >= #chains - 1, "%dD: %d of %d reached", dim, count, #chains)
+    end
+end)
+
+-- ---------------------------------------------------------------------------------------
+-- Misuse: every case must raise a "bad argument" error (luaL_argerror) and leave the chain
+-- as it was.
+
+-- Everything observable about a chain, as a string.
+local function snapshot(c)
+    local parts = {}
+    local function add(...)
+        for k = 1, select("#", ...) do
+            parts[#parts + 1] = string.format("%.17g", (select(k, ...)))
+        end
+    end
+    add(unpack(c:positions()))
+    add(c:base())
+    for i = 1, #c do
+        add(c:length(i))
+        if c:dim() == 2 then
+            add(c:angle(i))
+        else
+            add(c:rotation(i))
+        end
+    end
+    for i = 1, #c + 1 do
+        add(c:weight(i))
+    end
+    local settings = c:settings()
+    local keys = {}
+    for key in pairs(settings) do
+        keys[#keys + 1] = key
+    end
+    table.sort(keys)
+    for _, key in ipairs(keys) do
+        local v = settings[key]
+        if type(v) == "table" then
+            v = table.concat(v, ",")
+        end
+        parts[#parts + 1] = key .. "=" .. tostring(v)
+    end
+    return table.concat(parts, " ")
+end
+
+-- luaL_argerror's two forms: "bad argument #2 to 'set_angle' (...)", and for a method's
+-- self (a chain of the wrong dimension) "calling 'set_angle' on bad self (...)".
+local function is_argerror(err)
+    err = tostring(err)
+    return err:find("bad argument #%d+ to '[%w_]+' %(") ~= nil
+        or err:find("calling '[%w_]+' on bad self %(") ~= nil
+end
+
+local nan = 0 / 0
+local MISUSE = {
+    -- 2D
+    { 2, "set_angle(1, nan)", function(c) c:set_angle(1, nan) end },
+    { 2, "set_angle(0, 1)", function(c) c:set_angle(0, 1) end },
+    { 2, "set_angle(1.5, 1)", function(c) c:set_angle(1.5, 1) end },
+    { 2, "joint(99)", function(c) c:joint(99) end },
+    { 2, "set_length(1, -1)", function(c) c:set_length(1, -1) end },
+    { 2, "set_weight(1, -1)", function(c) c:set_weight(1, -1) end },
+    { 2, "set_base(nan, 0)", function(c) c:set_base(nan, 0) end },
+    { 2, "configure{iterations = 0}", function(c) c:configure({ iterations = 0 }) end },
+    { 2, "configure{greed = 2}", function(c) c:configure({ greed = 2 }) end },
+    { 2, "configure{tolerance = -1}", function(c) c:configure({ tolerance = -1 }) end },
+    { 2, "configure{bend = 0}", function(c) c:configure({ bend = 0 }) end },
+    { 2, "configure{solver = \"nope\"}", function(c) c:configure({ solver = "nope" }) end },
+    { 2, "configure{bogus = 1}", function(c) c:configure({ bogus = 1 }) end },
+    { 2, "configure{iterations = 5, greed = 0} (half good)",
+        function(c) c:configure({ iterations = 5, greed = 0 }) end },
+    { 2, "configure{solver = \"two_bone\"} on 3 bones",
+        function(c) c:configure({ solver = "two_bone" }) end },
+    { 2, "solve_two_bone on 3 bones", function(c) c:solve_two_bone(1, 1) end },
+    { 2, "solve(nan, 1)", function(c) c:solve(nan, 1) end },
+    { 2, "solve_ccd(1)", function(c) c:solve_ccd(1) end },
+    { 2, "set_rotation on a 2D chain", function(c) c:set_rotation(1, 1, 0, 0, 0) end },
+    { 2, "ik.solve_many({c}, {1})", function(c) ik.solve_many({ c }, { 1 }) end },
+    { 2, "ik.solve_many({c, 3D chain}, ...)",
+        function(c) ik.solve_many({ c, ik.chain3d({ 1 }) }, { 1, 1, 1, 1, 1 }) end },
+    -- 3D
+    { 3, "set_rotation(1, 0, 0, 0, 0)", function(c) c:set_rotation(1, 0, 0, 0, 0) end },
+    { 3, "set_rotation(1, nan, 0, 0, 0)", function(c) c:set_rotation(1, nan, 0, 0, 0) end },
+    { 3, "set_angle on a 3D chain", function(c) c:set_angle(1, 1) end },
+    { 3, "configure{pole = {0, 0, 0}}", function(c) c:configure({ pole = { 0, 0, 0 } }) end },
+    { 3, "solve(1, 2) without z", function(c) c:solve(1, 2) end },
+    { 3, "solve_fabrik(1, 2, nan)", function(c) c:solve_fabrik(1, 2, nan) end },
+}
+
+for _, case in ipairs(MISUSE) do
+    local dim, name, misuse = case[1], case[2], case[3]
+    test(string.format("misuse %dD: %s is a bad argument error and changes nothing", dim, name), function()
+        local c = dim == 2 and ik.chain2d({ 1, 0.8, 0.5 }, 0.1, 0.2, 0.3)
+            or ik.chain3d({ 1, 0.8, 0.5 }, 0.1, 0.2, 0.3)
+        random_pose(c)
+        c:configure({ iterations = 17, tolerance = 0.01 })
+        local before = snapshot(c)
+        local ok, err = pcall(misuse, c)
+        check(not ok, "no error")
+        check(is_argerror(err), "the error is not a bad argument error: %s", tostring(err))
+        check(snapshot(c) == before, "the chain changed")
+    end)
+end
+
+test("module-level misuse is a bad argument error", function()
+    local cases = {
+        function() ik.chain2d({}) end,
+        function() ik.chain2d({ -1 }) end,
+        function() ik.chain2d({ 1 }, nan) end,
+        function() ik.chain3d({ 1, "x" }) end,
+        function() ik.two_bone(1, 1, 1, 1, 0) end,
+        function() ik.two_bone(-1, 1, 1, 1) end,
+        function() ik.two_bone_joint(nan, 1, 1, 1) end,
+        function() ik.two_bone_joint3(1, 0, 0, 1, 1, 0, 0) end,
+    }
+    for k, f in ipairs(cases) do
+        local ok, err = pcall(f)
+        check(not ok and is_argerror(err), "case %d: %s", k, tostring(err))
+    end
+end)
+
+-- ---------------------------------------------------------------------------------------
+
+test("solving every frame allocates nothing (10,000 solves of each solver, < 1 KB)", function()
+    local chains = {}
+    for k, s in ipairs(SOLVERS) do
+        local lengths = {}
+        for i = 1, s[2] do
+            lengths[i] = 1
+        end
+        chains[k] = ik.chain2d(lengths)
+        chains[k]:configure({ solver = s[1], iterations = 10 })
+        chains[k + #SOLVERS] = ik.chain3d(lengths)
+        chains[k + #SOLVERS]:configure({ solver = s[1], iterations = 10 })
+    end
+    local function loop(n)
+        for i = 1, n do
+            local t = i * 0.001
+            for k = 1, #SOLVERS do
+                chains[k]:solve(1 + math.cos(t), math.sin(t))
+                chains[k + #SOLVERS]:solve(1 + math.cos(t), math.sin(t), 0.5)
+            end
+        end
+    end
+    loop(2000) -- LuaJIT compiles its traces first
+    collectgarbage("collect")
+    collectgarbage("collect")
+    collectgarbage("stop")
+    local before = collectgarbage("count")
+    loop(10000)
+    local grown = collectgarbage("count") - before
+    collectgarbage("restart")
+    check(grown < 1, "%.2f KB allocated", grown)
+end)
+
+print(string.format("%d passed, %d failed", passed, failed))
+
+function love.load()
+    love.event.quit((failed == 0 and passed > 0) and 0 or 1)
+end

@@ -1,0 +1,272 @@
+-- ik.love, the LÖVE debug drawing, outside LÖVE: a stand-in `love.graphics` records every
+-- call, so the specs check what is drawn where (bones, joints, the cross, limit arcs), in
+-- which colour, that LÖVE's colour and line width are restored, and that a draw allocates
+-- nothing. spec/love/ runs the module inside the real LÖVE runtime.
+
+local ik = require("ik")
+
+-- The stand-in records into preallocated fields only, so that it allocates nothing itself.
+local calls
+local graphics = {}
+local function reset()
+    calls = {
+        lines = {}, circles = {}, arcs = {}, line_colours = {},
+        colour = { 1, 1, 1, 1 }, width = 1,
+        counting = false, line_count = 0, circle_count = 0, arc_count = 0,
+    }
+end
+function graphics.getColor()
+    local c = calls.colour
+    return c[1], c[2], c[3], c[4]
+end
+function graphics.setColor(r, g, b, a)
+    local c = calls.colour
+    c[1], c[2], c[3], c[4] = r, g, b, a
+end
+function graphics.getLineWidth() return calls.width end
+function graphics.setLineWidth(w) calls.width = w end
+function graphics.line(x1, y1, x2, y2)
+    if calls.counting then
+        calls.line_count = calls.line_count + 1
+        return
+    end
+    local c = calls.colour
+    table.insert(calls.lines, { x1, y1, x2, y2 })
+    table.insert(calls.line_colours, { c[1], c[2], c[3], c[4] })
+end
+function graphics.circle(mode, x, y, r)
+    if calls.counting then
+        calls.circle_count = calls.circle_count + 1
+        return
+    end
+    table.insert(calls.circles, { mode, x, y, r })
+end
+function graphics.arc(mode, arctype, x, y, r, a1, a2)
+    if calls.counting then
+        calls.arc_count = calls.arc_count + 1
+        return
+    end
+    table.insert(calls.arcs, { mode, arctype, x, y, r, a1, a2 })
+end
+
+local saved_love
+local ikdraw
+
+local function near(a, b) return math.abs(a - b) <= 1e-9 end
+
+local function assert_point(x, y, wx, wy, what)
+    assert.is_true(near(x, wx) and near(y, wy),
+        string.format("%s: drawn at (%.12g, %.12g), want (%.12g, %.12g)", what, x, y, wx, wy))
+end
+
+-- A Lua object that behaves like `chain` and also has chain:limit(i) from `limits`
+-- ({[i] = {min, max}}), standing in for chains with limits until they exist.
+local function with_limits(chain, limits)
+    local proxy = {}
+    function proxy.limit(_, i)
+        local l = limits[i]
+        if l then return l[1], l[2] end
+        return nil
+    end
+    return setmetatable(proxy, {
+        __index = function(_, key)
+            local method = chain[key]
+            return function(_, ...) return method(chain, ...) end
+        end,
+    })
+end
+
+describe("ik.love", function()
+    setup(function()
+        saved_love = _G.love
+        _G.love = { graphics = graphics }
+        package.loaded["ik.love"] = nil
+        ikdraw = require("ik.love")
+    end)
+    teardown(function()
+        _G.love = saved_love
+        package.loaded["ik.love"] = nil
+    end)
+    before_each(reset)
+
+    it("draws a 2D chain: a line per bone from joint to joint, a circle per joint (the base filled), in screen coordinates", function()
+        local c = ik.chain2d({ 30, 20, 10 }, 100, 50)
+        c:set_angle(1, 0.5)
+        c:set_angle(2, -0.3)
+        ikdraw.draw(c)
+        assert.are.equal(3, #calls.lines)
+        assert.are.equal(4, #calls.circles)
+        for i = 1, 3 do
+            local x1, y1 = c:joint(i)
+            local x2, y2 = c:joint(i + 1)
+            local l = calls.lines[i]
+            assert_point(l[1], l[2], x1, y1, "bone " .. i .. " start")
+            assert_point(l[3], l[4], x2, y2, "bone " .. i .. " end")
+        end
+        for j = 1, 4 do
+            local x, y = c:joint(j)
+            local circle = calls.circles[j]
+            assert.are.equal(j == 1 and "fill" or "line", circle[1])
+            assert_point(circle[2], circle[3], x, y, "joint " .. j)
+            assert.are.equal(ikdraw.style.radius, circle[4])
+        end
+        assert.are.equal(0, #calls.arcs)
+    end)
+
+    it("draws the target as a cross centred on (tx, ty), and no cross without a target", function()
+        local c = ik.chain2d({ 30, 20 })
+        ikdraw.draw(c, 40, -10, true)
+        assert.are.equal(2 + 2, #calls.lines)
+        local h = ikdraw.style.cross
+        local a, b = calls.lines[3], calls.lines[4]
+        assert_point((a[1] + a[3]) / 2, (a[2] + a[4]) / 2, 40, -10, "cross stroke 1")
+        assert_point((b[1] + b[3]) / 2, (b[2] + b[4]) / 2, 40, -10, "cross stroke 2")
+        assert.is_true(near(math.abs(a[3] - a[1]), 2 * h))
+        reset()
+        ikdraw.target(5, 6)
+        assert.are.equal(2, #calls.lines)
+        reset()
+        ikdraw.draw(c)
+        assert.are.equal(2, #calls.lines)
+    end)
+
+    it("colours the bones and the cross by the result: reached, missed, not known", function()
+        local c = ik.chain2d({ 30, 20 })
+        local cases = { { true, "reached" }, { false, "missed" }, { nil, "idle" } }
+        for _, case in ipairs(cases) do
+            reset()
+            ikdraw.draw(c, 1, 2, case[1])
+            local want = ikdraw.style[case[2]]
+            for k, colour in ipairs(calls.line_colours) do
+                for n = 1, 3 do
+                    assert.are.equal(want[n], colour[n], case[2] .. ": line " .. k)
+                end
+            end
+        end
+    end)
+
+    it("leaves LÖVE's colour and line width as it found them", function()
+        local c = ik.chain2d({ 30, 20 })
+        graphics.setColor(0.1, 0.2, 0.3, 0.4)
+        graphics.setLineWidth(7)
+        ikdraw.draw(c, 1, 2, false)
+        ikdraw.target(1, 2, true)
+        ikdraw.limits(with_limits(c, { { -1, 1 } }))
+        assert.are.same({ 0.1, 0.2, 0.3, 0.4 }, calls.colour)
+        assert.are.equal(7, calls.width)
+    end)
+
+    it("places and scales by the style: x, y, scale, and flip_y for a y-up world; other fields default", function()
+        local c = ik.chain2d({ 1, 2 }, 0.5, 0.25)
+        c:set_angle(1, 0.7)
+        local style = { x = 400, y = 300, scale = 50, flip_y = true }
+        ikdraw.draw(c, 1, 1, nil, style)
+        for i = 1, 2 do
+            local x1, y1 = c:joint(i)
+            local x2, y2 = c:joint(i + 1)
+            local l = calls.lines[i]
+            assert_point(l[1], l[2], 400 + 50 * x1, 300 - 50 * y1, "bone " .. i .. " start")
+            assert_point(l[3], l[4], 400 + 50 * x2, 300 - 50 * y2, "bone " .. i .. " end")
+        end
+        local cr = calls.lines[3]
+        assert_point((cr[1] + cr[3]) / 2, (cr[2] + cr[4]) / 2, 450, 250, "the cross")
+        assert.are.equal(ikdraw.style.radius, calls.circles[1][4])
+    end)
+
+    it("projects a 3D chain onto its x-y plane", function()
+        local c = ik.chain3d({ 1, 1, 1 }, 1, 2, 3)
+        c:solve_fabrik(1.5, 3.5, 4.2)
+        ikdraw.draw(c, 1.5, 3.5, true)
+        assert.are.equal(3 + 2, #calls.lines)
+        assert.are.equal(4, #calls.circles)
+        for i = 1, 3 do
+            local x1, y1 = c:joint(i)
+            local x2, y2 = c:joint(i + 1)
+            local l = calls.lines[i]
+            assert_point(l[1], l[2], x1, y1, "bone " .. i .. " start")
+            assert_point(l[3], l[4], x2, y2, "bone " .. i .. " end")
+        end
+        assert.are.equal(0, #calls.arcs)
+    end)
+
+    it("draws no limit arcs for chains without chain:limit (today's chains)", function()
+        local c = ik.chain2d({ 30, 20 })
+        ikdraw.draw(c, 1, 2, true)
+        ikdraw.limits(c)
+        assert.are.equal(0, #calls.arcs)
+    end)
+
+    it("draws a limit as an arc around the bone's joint, from parent angle + min to + max", function()
+        local c = ik.chain2d({ 30, 20, 10 }, 100, 50, 0.2)
+        c:set_angle(1, 0.4)
+        c:set_angle(2, 0.3)
+        -- bone 1 limited relative to the base, bone 3 relative to bone 2, bone 2 unlimited
+        -- (nil) and a whole-turn limit, which limits nothing, drawn as nothing.
+        local limited = with_limits(c, { { -0.5, 1.0 }, nil, { -2.0, 0.25 } })
+        ikdraw.draw(limited, 1, 2, true)
+        assert.are.equal(2, #calls.arcs)
+        local x1, y1 = c:joint(1)
+        local a = calls.arcs[1]
+        assert_point(a[3], a[4], x1, y1, "arc 1 centre")
+        assert.is_true(near(a[6], 0.2 - 0.5) and near(a[7], 0.2 + 1.0), "arc 1 angles")
+        local x3, y3 = c:joint(3)
+        local b = calls.arcs[2]
+        assert_point(b[3], b[4], x3, y3, "arc 2 centre")
+        local parent = c:world_angle(2)
+        assert.is_true(near(b[6], parent - 2.0) and near(b[7], parent + 0.25), "arc 2 angles")
+
+        reset()
+        ikdraw.limits(with_limits(c, { { -math.pi, math.pi } }))
+        assert.are.equal(0, #calls.arcs)
+        reset()
+        ikdraw.draw(limited, 1, 2, true, { limits = false })
+        assert.are.equal(0, #calls.arcs)
+        reset()
+        ikdraw.limits(with_limits(ik.chain3d({ 1, 1 }), { { -0.5, 0.5 } }))
+        assert.are.equal(0, #calls.arcs)
+    end)
+
+    it("mirrors the limit arcs with flip_y: angles change sign and swap", function()
+        local c = ik.chain2d({ 30, 20 })
+        ikdraw.limits(with_limits(c, { { -0.5, 1.0 } }), { flip_y = true })
+        local a = calls.arcs[1]
+        assert.is_true(near(a[6], -1.0) and near(a[7], 0.5))
+    end)
+
+    it("reuses one positions table per chain, refilled on each call", function()
+        local c = ik.chain2d({ 1, 1 })
+        local p = ikdraw.positions(c)
+        assert.are.equal(p, ikdraw.positions(c))
+        c:set_angle(1, 1)
+        local x, y = c:joint(2)
+        assert.are.equal(p, ikdraw.positions(c))
+        assert.is_true(near(p[3], x) and near(p[4], y))
+        local other = ikdraw.positions(ik.chain2d({ 1, 1 }))
+        assert.are_not.equal(p, other)
+    end)
+
+    it("allocates nothing per draw (20,000 draws of a 2D and a 3D chain with targets, < 1 KB)", function()
+        local c2 = ik.chain2d({ 30, 20, 10, 5 }, 100, 100)
+        local c3 = ik.chain3d({ 1, 1, 1 })
+        c3:solve(1, 1, 1)
+        local style = { x = 10, y = 20, scale = 40, flip_y = true }
+        calls.counting = true
+        local function loop(n)
+            for k = 1, n do
+                ikdraw.draw(c2, 50, 60, k % 2 == 0)
+                ikdraw.draw(c3, 1, 1, nil, style)
+            end
+        end
+        loop(2000)
+        loop(2000) -- LuaJIT compiles its traces before the measurement
+        collectgarbage("collect")
+        collectgarbage("collect")
+        collectgarbage("stop")
+        local before = collectgarbage("count")
+        loop(20000)
+        local grown = collectgarbage("count") - before
+        collectgarbage("restart")
+        assert.is_true(grown < 1, string.format("%.2f KB allocated", grown))
+        assert.is_true(calls.line_count > 0 and calls.circle_count > 0)
+    end)
+end)
