@@ -130,6 +130,6 @@ for _, row in ipairs(rows) do
   local rate, mean, s = measure(row)
   print(string.format("%dD %-3d %-8s %-6s %-6s %10d %9g %-10s %7.1f%% %8.1f", row.dim, row.bones,
     row.solver, row.limits and "yes" or "no", s.escape and "on" or "off", s.iterations,
-    s.tolerance, row.solver == "ccd" and (s.greed .. (s.greed_ramp and ", ramp" or "")) or "-",
+    s.tolerance, row.solver == "ccd" and (string.format("%g", s.greed) .. (s.greed_ramp and ", ramp" or "")) or "-",
     rate, mean))
 end
