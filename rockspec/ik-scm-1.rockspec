@@ -33,6 +33,8 @@ build = {
         ["ik.core"] = {
             sources = {
                 "src/chain.c",
+                "src/limits.c",
+                "src/solve.c",
                 "src/two_bone.c",
                 "src/ccd.c",
                 "src/fabrik.c",

@@ -269,6 +269,10 @@ local function header_defaults()
         greed = value("GREED"),
         greed_ramp = value("GREED_RAMP") ~= 0,
         bend = value("BEND"),
+        escape = value("ESCAPE") ~= 0,
+        mix = value("MIX"),
+        softness = value("SOFTNESS"),
+        stretch = value("STRETCH") ~= 0,
     }
 end
 
@@ -290,10 +294,12 @@ describe("chain2d settings", function()
     it("configure returns the chain and changes only the keys given", function()
         local c = ik.chain2d({ 1, 1 })
         assert.are.equal(c, c:configure({ iterations = 7 }))
-        local want = { solver = D.solver, iterations = 7, tolerance = D.tolerance, greed = D.greed, greed_ramp = D.greed_ramp, bend = D.bend }
+        local want = { solver = D.solver, iterations = 7, tolerance = D.tolerance, greed = D.greed, greed_ramp = D.greed_ramp, bend = D.bend,
+            escape = D.escape, mix = D.mix, softness = D.softness, stretch = D.stretch }
         assert.are.same(want, c:settings())
         assert.are.equal(c, c:configure({ solver = "ccd", tolerance = 0.01, greed = 0.25, greed_ramp = not D.greed_ramp, bend = -1 }))
-        want = { solver = "ccd", iterations = 7, tolerance = 0.01, greed = 0.25, greed_ramp = not D.greed_ramp, bend = -1 }
+        want = { solver = "ccd", iterations = 7, tolerance = 0.01, greed = 0.25, greed_ramp = not D.greed_ramp, bend = -1,
+            escape = D.escape, mix = D.mix, softness = D.softness, stretch = D.stretch }
         assert.are.same(want, c:settings())
         assert.are.equal(c, c:configure({}))
         assert.are.same(want, c:settings())

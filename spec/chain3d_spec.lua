@@ -413,6 +413,10 @@ local function header_defaults()
         greed = value("GREED"),
         greed_ramp = value("GREED_RAMP") ~= 0,
         bend = value("BEND"),
+        escape = value("ESCAPE") ~= 0,
+        mix = value("MIX"),
+        softness = value("SOFTNESS"),
+        stretch = value("STRETCH") ~= 0,
         pole = false,
     }
 end

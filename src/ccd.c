@@ -16,6 +16,10 @@
  * turn comes, so an iteration costs O(n). The tip is carried along directly. The local
  * pose is the truth: the world cache is refreshed from it after every iteration.
  *
+ * Joint limits: each joint's new local rotation is moved within its limits as soon as it
+ * turns, and the turn it actually made is the one composed into the map. A solve that stops
+ * making progress on a target within reach escapes (solve.c) unless settings.escape is off.
+ *
  * Degenerate cases: a joint on the tip or on the target does not turn (atan2(0, 0) = 0 in
  * 2D, a zero direction in 3D); tip and target in exactly opposite directions turn by
  * (greed times) a half turn, in 3D about a fixed perpendicular (ik_q_from_to).
@@ -29,16 +33,20 @@ static ik_real greed_at(const ik_settings *s, int iter)
 }
 
 /* One iteration; c->joint holds the positions at its start. */
-static void iterate2d(ik_chain *c, ik_vec2 target, ik_real g)
+static void iterate2d(ik_chain *c, ik_vec2 target, ik_real g, int first)
 {
     const ik_vec3 *p = c->joint;
     ik_vec2 rot = ik_v2(1, 0), shift = ik_v2(0, 0); /* R as (cos, sin), and b */
     ik_vec2 tip = ik_v2(p[c->n].x, p[c->n].y);
     int j;
-    for (j = 0; j < c->n; j++) {
+    for (j = first; j < c->n; j++) {
         ik_vec2 pj = ik_v2_add(ik_v2_rotate(ik_v2(p[j].x, p[j].y), rot), shift);
         ik_vec2 to_tip = ik_v2_sub(tip, pj);
         ik_real delta = g * ik_v2_angle_between(to_tip, ik_v2_sub(target, pj));
+        if (delta != 0 && c->limit[j].flags) {
+            ik_real turned = ik_limit_angle(&c->limit[j], ik_wrap_angle(c->angle[j] + delta));
+            delta = ik_wrap_angle(turned - c->angle[j]);
+        }
         if (delta != 0) {
             ik_vec2 r = ik_v2(cos(delta), sin(delta));
             c->angle[j] = ik_wrap_angle(c->angle[j] + delta);
@@ -50,43 +58,58 @@ static void iterate2d(ik_chain *c, ik_vec2 target, ik_real g)
     }
 }
 
-static void iterate3d(ik_chain *c, ik_vec3 target, ik_real g)
+static void iterate3d(ik_chain *c, ik_vec3 target, ik_real g, int first)
 {
     const ik_vec3 *p = c->joint, zero = ik_v3(0, 0, 0);
     ik_quat rot = ik_q_identity();
     ik_vec3 shift = zero, tip = p[c->n];
     int j;
-    for (j = 0; j < c->n; j++) {
+    for (j = first; j < c->n; j++) {
         ik_vec3 pj = ik_v3_add(ik_q_rotate(rot, p[j]), shift);
         ik_vec3 to_tip = ik_v3_sub(tip, pj);
         ik_vec3 u_tip = ik_v3_normalize_or(to_tip, zero);
         ik_vec3 u_target = ik_v3_normalize_or(ik_v3_sub(target, pj), zero);
-        ik_quat r, parent;
+        ik_quat r, parent, local;
         if (ik_v3_dot(u_tip, u_tip) == 0 || ik_v3_dot(u_target, u_target) == 0) continue;
         r = ik_q_fraction(ik_q_from_to(u_tip, u_target), g);
         /*
          * The world turn r of bone j, as a change of its local rotation: with the parent's
-         * current world rotation P, local' = P^-1 r P local.
+         * current world rotation P, local' = P^-1 r P local. Within limits, the turn made
+         * is r' = (P local') (P local)^-1.
          */
         parent = j == 0 ? c->base_rot : ik_q_mul(rot, c->wrot[j - 1]);
-        c->rot[j] = ik_q_normalize(
+        local = ik_q_normalize(
             ik_q_mul(ik_q_mul(ik_q_mul(ik_q_conj(parent), r), parent), c->rot[j]));
+        if (c->limit[j].flags) {
+            local = ik_limit_rotation(&c->limit[j], local);
+            r = ik_q_normalize(ik_q_mul(ik_q_mul(parent, local),
+                                        ik_q_conj(ik_q_mul(parent, c->rot[j]))));
+        }
+        c->rot[j] = local;
         rot = ik_q_normalize(ik_q_mul(r, rot));
         shift = ik_v3_add(ik_q_rotate(r, ik_v3_sub(shift, pj)), pj);
         tip = ik_v3_add(ik_q_rotate(r, to_tip), pj);
     }
 }
 
+void ik_ccd_sweep(ik_chain *c, ik_vec3 target, ik_real greed, int first)
+{
+    if (c->dim == 2) iterate2d(c, ik_v2(target.x, target.y), greed, first);
+    else iterate3d(c, target, greed, first);
+    c->stale_from = 0;
+    ik_chain_update(c);
+}
+
 void ik_ccd(ik_chain *c, ik_vec3 target, ik_result *out)
 {
     const ik_settings *s = &c->settings;
+    ik_escape escape = ik_escape_start(c, target);
     int iter = 0;
     while (ik_chain_tip_distance(c, target) > s->tolerance && iter < s->iterations) {
-        if (c->dim == 2) iterate2d(c, ik_v2(target.x, target.y), greed_at(s, iter));
-        else iterate3d(c, target, greed_at(s, iter));
+        ik_ccd_sweep(c, target, greed_at(s, iter), 0);
         iter++;
-        c->stale_from = 0;
-        ik_chain_update(c);
+        if (ik_escape_stuck(c, &escape, ik_chain_tip_distance(c, target)))
+            ik_escape_kick(c, target, &escape, 0);
     }
     ik_chain_finish(c, target, iter, out);
 }

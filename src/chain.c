@@ -29,6 +29,11 @@ const char *ik_status_string(ik_status status)
     case IK_ERR_DIMENSION: return "wrong dimension for this chain";
     case IK_ERR_ZERO_ROTATION: return "quaternion has zero length";
     case IK_ERR_POLE: return "pole must be a nonzero finite direction, on a 3D chain";
+    case IK_ERR_MIX: return "mix must be in [0, 1]";
+    case IK_ERR_SOFTNESS: return "softness must be a finite number >= 0";
+    case IK_ERR_LIMIT_RANGE: return "limits must satisfy -pi <= min <= max <= pi";
+    case IK_ERR_AXIS: return "axis must be a nonzero finite direction";
+    case IK_ERR_CONE: return "half angle must be in [0, pi]";
     }
     return "unknown status";
 }
@@ -64,6 +69,10 @@ ik_settings ik_default_settings(void)
     s.greed_ramp = IK_DEFAULT_GREED_RAMP;
     s.bend = IK_DEFAULT_BEND;
     s.use_pole = 0;
+    s.escape = IK_DEFAULT_ESCAPE;
+    s.mix = IK_DEFAULT_MIX;
+    s.softness = IK_DEFAULT_SOFTNESS;
+    s.stretch = IK_DEFAULT_STRETCH;
     return s;
 }
 
@@ -74,6 +83,8 @@ ik_status ik_settings_validate(const ik_settings *s)
     if (!(isfinite(s->greed) && s->greed > 0 && s->greed <= 1)) return IK_ERR_GREED;
     if (s->bend != 1 && s->bend != -1) return IK_ERR_BEND;
     if (ik_solver_name(s->solver) == NULL) return IK_ERR_SOLVER;
+    if (!(isfinite(s->mix) && s->mix >= 0 && s->mix <= 1)) return IK_ERR_MIX;
+    if (!(isfinite(s->softness) && s->softness >= 0)) return IK_ERR_SOFTNESS;
     if (s->use_pole) {
         ik_vec3 p = ik_v3(s->pole[0], s->pole[1], s->pole[2]);
         if (!isfinite(p.x) || !isfinite(p.y) || !isfinite(p.z)) return IK_ERR_POLE;
@@ -88,12 +99,15 @@ ik_status ik_settings_validate(const ik_settings *s)
 #define HEADER_SIZE ((sizeof(struct ik_chain) + 15u) / 16u * 16u)
 
 /*
- * Reals a chain of n bones needs, as per_bone * n + extra. Both: length, weight (n + 1),
- * dir, joint (n + 1) and work (n + 1) as vec3. 2D adds angle and world; 3D adds rot and
- * wrot as quaternions.
+ * Bytes a chain of n bones needs past the header, as per_bone * n + extra. Both: length,
+ * weight (n + 1), dir, joint (n + 1) and work (n + 1) as vec3, a limit. 2D adds angle,
+ * world and prev_angle; 3D adds rot, wrot and prev_rot as quaternions.
  */
-static size_t reals_per_bone(int dim) { return dim == 2 ? 1 + 1 + 3 + 3 + 3 + 2 : 1 + 1 + 9 + 8; }
-#define REALS_EXTRA 7u
+static size_t bytes_per_bone(int dim)
+{
+    return (dim == 2 ? 1 + 1 + 9 + 3 : 1 + 1 + 9 + 12) * sizeof(ik_real) + sizeof(ik_limit);
+}
+#define BYTES_EXTRA (7u * sizeof(ik_real))
 
 static size_t chain_size(int dim, int n)
 {
@@ -102,9 +116,8 @@ static size_t chain_size(int dim, int n)
     /* Index arithmetic on joints uses int: keep 4 * (n + 1) within range too. */
     if (n > INT_MAX / 8) return 0;
     bones = (size_t)n;
-    if (bones > (SIZE_MAX - HEADER_SIZE) / sizeof(ik_real) / reals_per_bone(dim) - REALS_EXTRA)
-        return 0;
-    return HEADER_SIZE + (reals_per_bone(dim) * bones + REALS_EXTRA) * sizeof(ik_real);
+    if (bones > (SIZE_MAX - HEADER_SIZE - BYTES_EXTRA) / bytes_per_bone(dim)) return 0;
+    return HEADER_SIZE + bytes_per_bone(dim) * bones + BYTES_EXTRA;
 }
 
 size_t ik_chain2d_size(int n) { return chain_size(2, n); }
@@ -139,7 +152,11 @@ static ik_status chain_init(int dim, void *memory, size_t size, int n, const ik_
     c->base = ik_v3(0, 0, 0);
     c->base_angle = 0;
     c->base_rot = ik_q_identity();
-    p = (ik_real *)((unsigned char *)memory + HEADER_SIZE);
+    c->scale = 1;
+    c->limited = 0;
+    /* The limits first: their struct's alignment is that of ik_real or less. */
+    c->limit = (ik_limit *)((unsigned char *)memory + HEADER_SIZE);
+    p = (ik_real *)(c->limit + n);
     c->length = p, p += n;
     c->weight = p, p += n + 1;
     c->dir = (ik_vec3 *)p, p += 3 * n;
@@ -147,11 +164,14 @@ static ik_status chain_init(int dim, void *memory, size_t size, int n, const ik_
     c->work = (ik_vec3 *)p, p += 3 * (n + 1);
     if (dim == 2) {
         c->angle = p, p += n;
-        c->world = p;
+        c->world = p, p += n;
+        c->prev_angle = p;
     } else {
         c->rot = (ik_quat *)p, p += 4 * n;
-        c->wrot = (ik_quat *)p;
+        c->wrot = (ik_quat *)p, p += 4 * n;
+        c->prev_rot = (ik_quat *)p;
     }
+    memset(c->limit, 0, (size_t)n * sizeof(ik_limit));
     for (i = 0; i < n; i++) {
         c->length[i] = lengths[i] + 0.0; /* + 0.0 turns -0 into +0 */
         if (dim == 2) c->angle[i] = 0;
@@ -224,7 +244,7 @@ void ik_chain_update(ik_chain *c)
             c->wrot[i] = ik_q_mul(parent, c->rot[i]);
             c->dir[i] = ik_q_x_axis(c->wrot[i]);
         }
-        c->joint[i + 1] = ik_v3_add(c->joint[i], ik_v3_scale(c->dir[i], c->length[i]));
+        c->joint[i + 1] = ik_v3_add(c->joint[i], ik_v3_scale(c->dir[i], c->length[i] * c->scale));
     }
     c->stale_from = c->n;
 }
@@ -236,25 +256,14 @@ static void mark_stale(ik_chain *c, int bone)
 
 void ik_chain_apply_points(ik_chain *c, const ik_vec3 *points)
 {
-    ik_real parent_angle = c->base_angle;
-    ik_quat parent_rot = c->base_rot;
+    ik_aim parent = ik_aim_start(c);
     int i;
     for (i = 0; i < c->n; i++) {
-        ik_vec3 old_dir = c->dir[i];
         /* A zero-length bone, or a segment with no direction, keeps its world orientation. */
         ik_vec3 dir = c->length[i] > 0
-                          ? ik_v3_normalize_or(ik_v3_sub(points[i + 1], points[i]), old_dir)
-                          : old_dir;
-        if (c->dim == 2) {
-            ik_real world = ik_wrap_angle(atan2(dir.y, dir.x));
-            c->angle[i] = ik_wrap_angle(world - parent_angle);
-            parent_angle = world;
-        } else {
-            /* The smallest turn from the old direction, applied to the old world rotation. */
-            ik_quat world = ik_q_normalize(ik_q_mul(ik_q_from_to(old_dir, dir), c->wrot[i]));
-            c->rot[i] = ik_q_normalize(ik_q_mul(ik_q_conj(parent_rot), world));
-            parent_rot = world;
-        }
+                          ? ik_v3_normalize_or(ik_v3_sub(points[i + 1], points[i]), c->dir[i])
+                          : c->dir[i];
+        ik_aim_bone(c, i, dir, &parent);
     }
     mark_stale(c, 0);
     ik_chain_update(c);
@@ -444,6 +453,8 @@ ik_status ik_chain3d_world_rotation(ik_chain *c, int bone, ik_real out[4])
 
 const ik_settings *ik_chain_settings(const ik_chain *c) { return &c->settings; }
 
+ik_real ik_chain_stretch(const ik_chain *c) { return c->scale; }
+
 ik_status ik_chain_configure(ik_chain *c, const ik_settings *settings)
 {
     ik_status st = ik_settings_validate(settings);
@@ -453,77 +464,7 @@ ik_status ik_chain_configure(ik_chain *c, const ik_settings *settings)
     c->settings = *settings;
     c->settings.greed_ramp = settings->greed_ramp != 0;
     c->settings.use_pole = settings->use_pole != 0;
-    return IK_OK;
-}
-
-/* ---- solves ---- */
-
-typedef void (*solver_fn)(ik_chain *, ik_vec3, ik_result *);
-
-static ik_status check_target(const ik_chain *c, const ik_real *target, ik_vec3 *t)
-{
-    if (!all_finite(target, c->dim)) return IK_ERR_NOT_FINITE;
-    *t = ik_v3(target[0], target[1], c->dim == 3 ? target[2] : 0);
-    return IK_OK;
-}
-
-static ik_status run(ik_chain *c, const ik_real *target, ik_result *out, solver_fn solve)
-{
-    ik_vec3 t;
-    ik_status st = check_target(c, target, &t);
-    if (st != IK_OK) return st;
-    if (solve == ik_two_bone_chain && c->n != 2) return IK_ERR_NOT_TWO_BONE;
-    ik_chain_update(c);
-    solve(c, t, out);
-    return IK_OK;
-}
-
-ik_status ik_chain_solve_fabrik(ik_chain *c, const ik_real *target, ik_result *out)
-{
-    return run(c, target, out, ik_fabrik);
-}
-
-ik_status ik_chain_solve_ccd(ik_chain *c, const ik_real *target, ik_result *out)
-{
-    return run(c, target, out, ik_ccd);
-}
-
-ik_status ik_chain_solve_relax(ik_chain *c, const ik_real *target, ik_result *out)
-{
-    return run(c, target, out, ik_relax);
-}
-
-ik_status ik_chain_solve_two_bone(ik_chain *c, const ik_real *target, ik_result *out)
-{
-    return run(c, target, out, ik_two_bone_chain);
-}
-
-static const solver_fn solvers[] = {ik_fabrik, ik_ccd, ik_relax, ik_two_bone_chain};
-
-ik_status ik_chain_solve(ik_chain *c, const ik_real *target, ik_result *out)
-{
-    return run(c, target, out, solvers[c->settings.solver]);
-}
-
-ik_status ik_solve_many(ik_chain *const *chains, int count, const ik_real *targets,
-                        int *reached_count, int *failed)
-{
-    int k, reached = 0, dim = count > 0 ? chains[0]->dim : 2;
-    ik_vec3 t;
-    ik_result r;
-    for (k = 0; k < count; k++) {
-        ik_status st = chains[k]->dim != dim
-                           ? IK_ERR_DIMENSION
-                           : check_target(chains[k], targets + (size_t)k * (size_t)dim, &t);
-        if (st != IK_OK) {
-            if (failed) *failed = k;
-            return st;
-        }
-    }
-    for (k = 0; k < count; k++) {
-        ik_chain_solve(chains[k], targets + (size_t)k * (size_t)dim, &r);
-        reached += r.reached;
-    }
-    if (reached_count) *reached_count = reached;
+    c->settings.escape = settings->escape != 0;
+    c->settings.stretch = settings->stretch != 0;
     return IK_OK;
 }

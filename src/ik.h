@@ -41,7 +41,12 @@ typedef enum ik_status {
     IK_ERR_NOT_TWO_BONE, /* the two-bone solver needs a chain of exactly 2 bones */
     IK_ERR_DIMENSION,    /* the call is for a chain of the other dimension */
     IK_ERR_ZERO_ROTATION, /* a quaternion of length zero has no rotation */
-    IK_ERR_POLE          /* settings: a pole must be a nonzero direction, on a 3D chain */
+    IK_ERR_POLE,         /* settings: a pole must be a nonzero direction, on a 3D chain */
+    IK_ERR_MIX,          /* settings: mix must be in [0, 1] */
+    IK_ERR_SOFTNESS,     /* settings: softness must be finite and >= 0 */
+    IK_ERR_LIMIT_RANGE,  /* a limit's min must not exceed its max, both in [-pi, pi] */
+    IK_ERR_AXIS,         /* a hinge axis must be a nonzero finite direction */
+    IK_ERR_CONE          /* a cone's half angle must be in [0, pi] */
 } ik_status;
 
 /* A short lowercase message for a status, suitable for an argument error. */
@@ -70,6 +75,16 @@ typedef struct ik_settings {
     int use_pole;      /* 3D: nonzero bends towards pole; 0 keeps the current bend plane */
     ik_real pole[3];   /* 3D: world-space direction; the chain bends to its side of the
                           base->target line (see ik_two_bone_joint3) */
+    int escape;        /* nonzero: an iterative solve that stops making progress towards a
+                          target within reach bends the chain (towards bend / pole) and goes
+                          on; 0: the articles' plain behaviour, which can lock up */
+    ik_real mix;       /* in [0, 1]: 1 gives the solved pose, 0 the pose before the solve;
+                          in between, each bone's local rotation is interpolated */
+    ik_real softness;  /* a distance >= 0: within softness of full extension the target is
+                          eased towards the base, so the chain straightens smoothly instead of
+                          snapping; 0 turns it off. Ignored while stretch is on. */
+    int stretch;       /* nonzero: a target beyond the chain's length scales every bone by
+                          one factor (ik_chain_stretch) so the tip reaches it */
 } ik_settings;
 
 #define IK_DEFAULT_ITERATIONS 64
@@ -77,6 +92,10 @@ typedef struct ik_settings {
 #define IK_DEFAULT_GREED 0.5
 #define IK_DEFAULT_GREED_RAMP 1
 #define IK_DEFAULT_BEND 1
+#define IK_DEFAULT_ESCAPE 1
+#define IK_DEFAULT_MIX 1.0
+#define IK_DEFAULT_SOFTNESS 0.0
+#define IK_DEFAULT_STRETCH 0
 
 ik_settings ik_default_settings(void);
 ik_status ik_settings_validate(const ik_settings *settings);
@@ -118,6 +137,14 @@ ik_status ik_two_bone_joint(ik_real x, ik_real y, ik_real r1, ik_real r2, int be
  */
 ik_status ik_two_bone_joint3(const ik_real target[3], ik_real r1, ik_real r2,
                              const ik_real pole[3], ik_real joint[3], int *reached);
+
+/*
+ * Softness: the distance a target at distance d from the root is eased to, for a chain
+ * that reaches `reach`. Beyond reach - softness the distance approaches reach smoothly
+ * (an exponential ease), so a target moving out of reach never snaps the chain straight.
+ * d itself when softness is 0 or d <= reach - softness.
+ */
+ik_real ik_soft_distance(ik_real d, ik_real reach, ik_real softness);
 
 /* ---- Chains ---- */
 
@@ -182,6 +209,28 @@ ik_status ik_chain3d_set_base(ik_chain *chain, const ik_real position[3],
 ik_status ik_chain3d_rotation(const ik_chain *chain, int bone, ik_real out[4]);
 ik_status ik_chain3d_set_rotation(ik_chain *chain, int bone, const ik_real rotation[4]);
 ik_status ik_chain3d_world_rotation(ik_chain *chain, int bone, ik_real out[4]);
+
+/*
+ * Joint limits, local to the parent bone; every solve leaves every bone within its limits.
+ * Setting a limit does not move the chain: the next solve brings the pose within it.
+ *   2D: angle(bone) in [min, max], both in [-pi, pi].
+ *   3D hinge: the bone only turns about axis (parent frame), by an angle in [min, max];
+ *     replaces any cone or twist limit.
+ *   3D cone: the bone's direction within half_angle (0..pi) of the parent's +x.
+ *   3D twist: the turn about the bone's own axis in [min, max]; combines with a cone.
+ */
+ik_status ik_chain2d_set_limit(ik_chain *chain, int bone, ik_real min, ik_real max);
+/* *has is 0 when bone has no limit (min and max are then -pi and pi). */
+ik_status ik_chain2d_limit(const ik_chain *chain, int bone, int *has, ik_real *min,
+                           ik_real *max);
+ik_status ik_chain3d_set_hinge(ik_chain *chain, int bone, const ik_real axis[3], ik_real min,
+                               ik_real max);
+ik_status ik_chain3d_set_cone(ik_chain *chain, int bone, ik_real half_angle);
+ik_status ik_chain3d_set_twist(ik_chain *chain, int bone, ik_real min, ik_real max);
+ik_status ik_chain_clear_limit(ik_chain *chain, int bone);
+
+/* The factor the last solve scaled every bone by (stretch); 1 when not stretched. */
+ik_real ik_chain_stretch(const ik_chain *chain);
 
 const ik_settings *ik_chain_settings(const ik_chain *chain);
 /* Validates every field (and the solver against the chain), then copies. */

@@ -20,6 +20,9 @@
 
 #define CHAIN_MT "ik.chain"
 
+/* pi as a double, the default hinge range; the same value as Lua's math.pi. */
+#define IK_PI_LUA 3.14159265358979323846
+
 /* The largest dimension of a chain: sizes the target buffers. */
 #define MAX_DIM 3
 
@@ -171,6 +174,13 @@ static int mod_two_bone_joint(lua_State *L)
     lua_pushnumber(L, jy);
     lua_pushboolean(L, reached);
     return 3;
+}
+
+static int mod_soft_distance(lua_State *L)
+{
+    ik_real d = check_length(L, 1), reach = check_length(L, 2), softness = check_length(L, 3);
+    lua_pushnumber(L, ik_soft_distance(d, reach, softness));
+    return 1;
 }
 
 static int mod_two_bone_joint3(lua_State *L)
@@ -437,6 +447,76 @@ static int chain_world_angle(lua_State *L)
     return 1;
 }
 
+/* ---- methods: joint limits ---- */
+
+static int chain_set_limit(lua_State *L)
+{
+    ik_chain *chain = check_chain2d(L);
+    int bone = check_index(L, 2, ik_chain_count(chain));
+    ik_real min = check_real(L, 3), max = check_real(L, 4);
+    check_status(L, ik_chain2d_set_limit(chain, bone, min, max), min > max ? 3 : 4);
+    return 0;
+}
+
+/* 2D: min, max of bone i's limit, or nothing when it has none. */
+static int chain_limit(lua_State *L)
+{
+    ik_chain *chain = check_chain2d(L);
+    ik_real min, max;
+    int has;
+    check_status(L, ik_chain2d_limit(chain, check_index(L, 2, ik_chain_count(chain)), &has, &min,
+                                     &max),
+                 2);
+    if (!has) return 0;
+    lua_pushnumber(L, min);
+    lua_pushnumber(L, max);
+    return 2;
+}
+
+static int chain_set_hinge(lua_State *L)
+{
+    ik_chain *chain = check_chain3d(L);
+    int bone = check_index(L, 2, ik_chain_count(chain)), k;
+    ik_real axis[3], min, max;
+    ik_status status;
+    for (k = 0; k < 3; k++) axis[k] = check_real(L, 3 + k);
+    min = opt_real(L, 6, -IK_PI_LUA);
+    max = opt_real(L, 7, IK_PI_LUA);
+    status = ik_chain3d_set_hinge(chain, bone, axis, min, max);
+    check_status(L, status, status == IK_ERR_AXIS ? 3 : min > max ? 6 : 7);
+    return 0;
+}
+
+static int chain_set_cone(lua_State *L)
+{
+    ik_chain *chain = check_chain3d(L);
+    int bone = check_index(L, 2, ik_chain_count(chain));
+    check_status(L, ik_chain3d_set_cone(chain, bone, check_real(L, 3)), 3);
+    return 0;
+}
+
+static int chain_set_twist(lua_State *L)
+{
+    ik_chain *chain = check_chain3d(L);
+    int bone = check_index(L, 2, ik_chain_count(chain));
+    ik_real min = check_real(L, 3), max = check_real(L, 4);
+    check_status(L, ik_chain3d_set_twist(chain, bone, min, max), min > max ? 3 : 4);
+    return 0;
+}
+
+static int chain_clear_limit(lua_State *L)
+{
+    ik_chain *chain = check_chain(L);
+    check_status(L, ik_chain_clear_limit(chain, check_index(L, 2, ik_chain_count(chain))), 2);
+    return 0;
+}
+
+static int chain_stretch_factor(lua_State *L)
+{
+    lua_pushnumber(L, ik_chain_stretch(check_chain(L)));
+    return 1;
+}
+
 /* ---- methods: settings ---- */
 
 /* The value of the configure entry on top of the stack, checked as a number. */
@@ -458,6 +538,14 @@ static lua_Number setting_whole(lua_State *L, const char *key)
     if (!is_whole(v))
         luaL_argerror(L, 2, lua_pushfstring(L, "%s: number has no integer representation", key));
     return v;
+}
+
+static int setting_boolean(lua_State *L, const char *key)
+{
+    if (lua_type(L, -1) != LUA_TBOOLEAN)
+        luaL_argerror(L, 2, lua_pushfstring(L, "%s: boolean expected, got %s", key,
+                                            luaL_typename(L, -1)));
+    return lua_toboolean(L, -1);
 }
 
 static int key_is(const char *key, size_t len, const char *name)
@@ -489,10 +577,15 @@ static void read_setting(lua_State *L, ik_chain *chain, ik_settings *settings)
     } else if (key_is(key, len, "greed")) {
         settings->greed = setting_number(L, key);
     } else if (key_is(key, len, "greed_ramp")) {
-        if (lua_type(L, -1) != LUA_TBOOLEAN)
-            luaL_argerror(L, 2, lua_pushfstring(L, "greed_ramp: boolean expected, got %s",
-                                                luaL_typename(L, -1)));
-        settings->greed_ramp = lua_toboolean(L, -1);
+        settings->greed_ramp = setting_boolean(L, key);
+    } else if (key_is(key, len, "escape")) {
+        settings->escape = setting_boolean(L, key);
+    } else if (key_is(key, len, "stretch")) {
+        settings->stretch = setting_boolean(L, key);
+    } else if (key_is(key, len, "mix")) {
+        settings->mix = setting_number(L, key);
+    } else if (key_is(key, len, "softness")) {
+        settings->softness = setting_number(L, key);
     } else if (key_is(key, len, "bend")) {
         v = setting_whole(L, key);
         if (v != 1 && v != -1) luaL_argerror(L, 2, ik_status_string(IK_ERR_BEND));
@@ -551,7 +644,7 @@ static int chain_settings(lua_State *L)
     const ik_settings *settings = ik_chain_settings(chain);
     if (lua_isnoneornil(L, 2)) {
         lua_settop(L, 1);
-        lua_createtable(L, 0, 6);
+        lua_createtable(L, 0, 11);
     } else {
         luaL_checktype(L, 2, LUA_TTABLE);
         lua_settop(L, 2);
@@ -568,6 +661,14 @@ static int chain_settings(lua_State *L)
     lua_setfield(L, 2, "greed_ramp");
     lua_pushinteger(L, settings->bend);
     lua_setfield(L, 2, "bend");
+    lua_pushboolean(L, settings->escape);
+    lua_setfield(L, 2, "escape");
+    lua_pushnumber(L, settings->mix);
+    lua_setfield(L, 2, "mix");
+    lua_pushnumber(L, settings->softness);
+    lua_setfield(L, 2, "softness");
+    lua_pushboolean(L, settings->stretch);
+    lua_setfield(L, 2, "stretch");
     if (ik_chain_dim(chain) != 3) return 1; /* the pole is a 3D setting */
     if (settings->use_pole) {
         int k;
@@ -683,6 +784,13 @@ static const luaL_Reg chain_methods[] = {
     {"rotation", chain_rotation},
     {"set_rotation", chain_set_rotation},
     {"world_rotation", chain_world_rotation},
+    {"set_limit", chain_set_limit},
+    {"limit", chain_limit},
+    {"set_hinge", chain_set_hinge},
+    {"set_cone", chain_set_cone},
+    {"set_twist", chain_set_twist},
+    {"clear_limit", chain_clear_limit},
+    {"stretch_factor", chain_stretch_factor},
     {"configure", chain_configure},
     {"settings", chain_settings},
     {"solve", chain_solve},
@@ -705,6 +813,7 @@ static const luaL_Reg module_functions[] = {
     {"chain2d", mod_chain2d},
     {"chain3d", mod_chain3d},
     {"two_bone_joint3", mod_two_bone_joint3},
+    {"soft_distance", mod_soft_distance},
     {"solve_many", mod_solve_many},
     {NULL, NULL}
 };

@@ -216,6 +216,14 @@ static inline ik_quat ik_q_fraction(ik_quat q, ik_real t)
     return ik_q(cos(half), q.x * k, q.y * k, q.z * k);
 }
 
+/* Spherical interpolation from a (t = 0) to b (t = 1) along the shorter arc. */
+static inline ik_quat ik_q_slerp(ik_quat a, ik_quat b, ik_real t)
+{
+    ik_quat delta = ik_q_mul(b, ik_q_conj(a));
+    if (delta.w < 0) delta = ik_q(-delta.w, -delta.x, -delta.y, -delta.z);
+    return ik_q_normalize(ik_q_mul(ik_q_fraction(delta, t), a));
+}
+
 /* The rotation by angle (radians) about unit axis. */
 static inline ik_quat ik_q_axis_angle(ik_vec3 axis, ik_real angle)
 {

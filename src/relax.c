@@ -17,6 +17,12 @@
  * Stopping: after each iteration the solve measures where the mapped chain's tip would be
  * (unit vectors, no trigonometry) and stops once it is within tolerance.
  *
+ * Joint limits: a chain with limits maps its points onto the pose after every iteration,
+ * moving each bone within its limits (ik_aim_bone), and relaxes on from the points of that
+ * pose, so the limits act during the passes and the points never drift into a pose the
+ * limits forbid. A solve that stops making progress on a target within reach escapes
+ * (solve.c) unless settings.escape is off.
+ *
  * The article skips a constraint whose points coincide or whose weights sum to zero; so do
  * we (testing for exact zero: the article's epsilon of 1e-4 would be a length in world units).
  */
@@ -43,21 +49,44 @@ static ik_real map_points(const ik_chain *c, ik_vec3 *b, ik_vec3 target, ik_vec3
     return fabs(ik_v3_len(ik_v3_sub(target, joint)) - c->length[n - 1]);
 }
 
+/*
+ * Limited chains: the mapped points b[0..n] become the pose, each bone within its limits,
+ * and b the points of that pose. The cache is left stale. Returns the tip's distance.
+ */
+static ik_real project(ik_chain *c, ik_vec3 *b, ik_vec3 target)
+{
+    ik_aim parent = ik_aim_start(c);
+    ik_vec3 from = b[0];
+    int i;
+    for (i = 0; i < c->n; i++) {
+        ik_vec3 dir = ik_v3_normalize_or(ik_v3_sub(b[i + 1], from), c->dir[i]);
+        from = b[i + 1];
+        if (c->length[i] == 0) dir = c->dir[i];
+        b[i + 1] = ik_v3_add(b[i], ik_v3_scale(ik_aim_bone(c, i, dir, &parent), c->length[i]));
+    }
+    return ik_v3_len(ik_v3_sub(target, b[c->n]));
+}
+
 void ik_relax(ik_chain *c, ik_vec3 target, ik_result *out)
 {
     const int n = c->n;
     const ik_real *len = c->length, *weight = c->weight;
     const ik_vec3 zero = ik_v3(0, 0, 0);
     ik_vec3 *b = c->work;
-    int i, iter = 0;
+    ik_escape escape = ik_escape_start(c, target);
+    int i, iter = 0, pinned = 0;
 
     if (ik_chain_tip_distance(c, target) <= c->settings.tolerance) {
         ik_chain_finish(c, target, 0, out);
         return;
     }
     for (i = 0; i < n; i++) b[i] = c->joint[i];
+    /* A weight of 0 pins an interior joint: the escape bends only the bones after it. */
+    for (i = 1; i < n; i++)
+        if (weight[i] == 0) pinned = i;
     /* A single bone has no constraint to relax: the mapping points it at the target. */
     while (n > 1 && iter < c->settings.iterations) {
+        ik_real distance;
         ik_vec3 u = ik_v3_normalize_or(ik_v3_sub(target, b[n - 1]), zero);
         b[n - 1] = ik_v3_sub(target, ik_v3_scale(u, len[n - 1]));
 
@@ -71,13 +100,40 @@ void ik_relax(ik_chain *c, ik_vec3 target, ik_result *out)
                 b[i] = ik_v3_sub(b[i], ik_v3_scale(fix, weight[i]));
                 b[i + 1] = ik_v3_add(b[i + 1], ik_v3_scale(fix, weight[i + 1]));
             }
+            /* Limits: turn b[i] about b[i + 1] so bone i keeps within its child's limit. */
+            if (c->limited && weight[i] > 0 && len[i + 1] > 0) {
+                ik_vec3 next = i + 2 < n ? b[i + 2] : target;
+                ik_vec3 child = ik_v3_normalize_or(ik_v3_sub(next, b[i + 1]), zero);
+                ik_vec3 dir = ik_v3_normalize_or(ik_v3_sub(b[i + 1], b[i]), zero);
+                if (ik_v3_dot(child, child) > 0 && ik_v3_dot(dir, dir) > 0) {
+                    dir = ik_limit_backward(c, i, dir, child);
+                    b[i] = ik_v3_sub(b[i + 1], ik_v3_scale(dir, ik_v3_len(ik_v3_sub(b[i + 1], b[i]))));
+                }
+            }
         }
 
         u = ik_v3_normalize_or(ik_v3_sub(b[1], b[0]), zero);
         if (u.x != 0 || u.y != 0 || u.z != 0) b[1] = ik_v3_add(b[0], ik_v3_scale(u, len[0]));
 
         iter++;
-        if (map_points(c, b, target, NULL) <= c->settings.tolerance) break;
+        if (c->limited) {
+            map_points(c, b, target, b);
+            distance = project(c, b, target);
+        } else {
+            distance = map_points(c, b, target, NULL);
+        }
+        if (distance <= c->settings.tolerance) break;
+        if (ik_escape_stuck(c, &escape, distance)) {
+            map_points(c, b, target, b);
+            ik_chain_apply_points(c, b);
+            if (c->limited) {
+                iter += ik_escape_finish(c, target, c->settings.iterations - iter, pinned);
+                ik_chain_finish(c, target, iter, out);
+                return;
+            }
+            ik_escape_kick(c, target, &escape, pinned);
+            for (i = 0; i < n; i++) b[i] = c->joint[i];
+        }
     }
     map_points(c, b, target, b);
     ik_chain_apply_points(c, b);

@@ -1,0 +1,229 @@
+/*
+ * limits.c - joint limits, local to the parent bone, and aiming a bone within them.
+ *
+ * 2D: the local angle in [min, max]. An angle outside goes to the nearer bound, measured
+ * around the circle, so a bone just past -pi does not jump to max.
+ *
+ * 3D, by the swing-twist decomposition q = swing * twist, twist about the bone's own axis
+ * (local +x) and swing about an axis perpendicular to it:
+ *   - hinge: only the part of q about the hinge axis is kept (its twist about that axis),
+ *     its angle moved within [min, max];
+ *   - cone: the swing's angle (how far the bone points from the parent's +x) at most the
+ *     half angle, about the same swing axis;
+ *   - twist: the twist's angle within [twist_min, twist_max].
+ * A rotation by a half turn about an axis perpendicular to the twist axis has no defined
+ * twist; the identity is taken, so the result is always defined.
+ */
+#include "chain.h"
+
+/* ---- the clamps ---- */
+
+/* a moved within [min, max] (wrapped angles, min <= max): the nearer bound around the circle. */
+static ik_real clamp_circular(ik_real a, ik_real min, ik_real max)
+{
+    if (a >= min && a <= max) return a;
+    return fabs(ik_wrap_angle(a - min)) <= fabs(ik_wrap_angle(a - max)) ? min : max;
+}
+
+ik_real ik_limit_angle(const ik_limit *limit, ik_real angle)
+{
+    if (!(limit->flags & IK_LIMIT_RANGE)) return angle;
+    return clamp_circular(angle, limit->min, limit->max);
+}
+
+/* The angle of q's turn about unit axis (its twist about that axis), in [-pi, pi]. */
+static ik_real twist_angle(ik_quat q, ik_vec3 axis)
+{
+    ik_real along = q.x * axis.x + q.y * axis.y + q.z * axis.z;
+    if (along == 0 && q.w == 0) return 0;
+    return ik_wrap_angle(2 * atan2(along, q.w));
+}
+
+ik_quat ik_limit_rotation(const ik_limit *limit, ik_quat q)
+{
+    ik_vec3 x_axis = ik_v3(1, 0, 0);
+    ik_quat twist, swing;
+    ik_real angle, s;
+    if (limit->flags & IK_LIMIT_HINGE) {
+        angle = clamp_circular(twist_angle(q, limit->axis), limit->min, limit->max);
+        return ik_q_axis_angle(limit->axis, angle);
+    }
+    if (!(limit->flags & (IK_LIMIT_CONE | IK_LIMIT_TWIST))) return q;
+
+    angle = twist_angle(q, x_axis);
+    /* The swing is what is left once the bone's own twist is taken out: q * twist^-1. */
+    swing = ik_q_mul(q, ik_q_conj(ik_q_axis_angle(x_axis, angle)));
+    if (limit->flags & IK_LIMIT_TWIST) {
+        angle = clamp_circular(angle, limit->twist_min, limit->twist_max);
+    }
+    twist = ik_q_axis_angle(x_axis, angle);
+    if (swing.w < 0) swing = ik_q(-swing.w, -swing.x, -swing.y, -swing.z);
+    s = sqrt(swing.y * swing.y + swing.z * swing.z);
+    if ((limit->flags & IK_LIMIT_CONE) && s > 0 && 2 * atan2(s, swing.w) > limit->cone) {
+        swing = ik_q_axis_angle(ik_v3(0, swing.y / s, swing.z / s), limit->cone);
+    }
+    return ik_q_normalize(ik_q_mul(swing, twist));
+}
+
+void ik_chain_clamp_limits(ik_chain *c)
+{
+    int i;
+    if (c->limited == 0) return;
+    for (i = 0; i < c->n; i++) {
+        if (c->limit[i].flags == 0) continue;
+        if (c->dim == 2) c->angle[i] = ik_limit_angle(&c->limit[i], c->angle[i]);
+        else c->rot[i] = ik_limit_rotation(&c->limit[i], c->rot[i]);
+    }
+    c->stale_from = 0;
+}
+
+/*
+ * Bone i's new direction held within what its child's limit allows, given the child's new
+ * direction: 2D, the child's local angle (child - parent) within its range; 3D, the angle
+ * between the two directions within the child's cone.
+ */
+ik_vec3 ik_limit_backward(const ik_chain *c, int i, ik_vec3 dir, ik_vec3 child)
+{
+    const ik_limit *limit = &c->limit[i + 1];
+    if (c->dim == 2 && (limit->flags & IK_LIMIT_RANGE)) {
+        ik_real child_angle = atan2(child.y, child.x);
+        ik_real local = ik_wrap_angle(child_angle - atan2(dir.y, dir.x));
+        ik_real held = ik_limit_angle(limit, local);
+        if (held != local) dir = ik_v3(cos(child_angle - held), sin(child_angle - held), 0);
+    } else if (c->dim == 3 && (limit->flags & IK_LIMIT_CONE)) {
+        ik_real cos_angle = ik_v3_dot(dir, child);
+        if (cos_angle < cos(limit->cone)) {
+            ik_vec3 axis = ik_v3_normalize_or(ik_v3_cross(child, dir), ik_v3_any_perpendicular(child));
+            dir = ik_q_rotate(ik_q_axis_angle(axis, limit->cone), child);
+        }
+    }
+    return dir;
+}
+
+/* ---- aiming a bone ---- */
+
+ik_aim ik_aim_start(const ik_chain *c)
+{
+    ik_aim aim;
+    aim.angle = c->base_angle;
+    aim.rot = c->base_rot;
+    return aim;
+}
+
+ik_vec3 ik_aim_bone(ik_chain *c, int i, ik_vec3 dir, ik_aim *parent)
+{
+    const ik_limit *limit = &c->limit[i];
+    if (c->dim == 2) {
+        ik_real local = ik_limit_angle(limit, ik_wrap_angle(atan2(dir.y, dir.x) - parent->angle));
+        c->angle[i] = local;
+        parent->angle = ik_wrap_angle(parent->angle + local);
+        if (limit->flags == 0) return dir;
+        return ik_v3(cos(parent->angle), sin(parent->angle), 0);
+    } else {
+        /* The smallest turn from the cached direction keeps the bone's twist. */
+        ik_quat world = ik_q_normalize(ik_q_mul(ik_q_from_to(c->dir[i], dir), c->wrot[i]));
+        ik_quat local = ik_q_normalize(ik_q_mul(ik_q_conj(parent->rot), world));
+        if (limit->flags == 0) {
+            c->rot[i] = local;
+            parent->rot = world;
+            return dir;
+        }
+        c->rot[i] = ik_limit_rotation(limit, local);
+        parent->rot = ik_q_normalize(ik_q_mul(parent->rot, c->rot[i]));
+        return ik_q_x_axis(parent->rot);
+    }
+}
+
+/* ---- setters ---- */
+
+#define CHECK_BONE(c, i) \
+    if ((i) < 0 || (i) >= (c)->n) return IK_ERR_INDEX
+#define CHECK_DIM(c, d) \
+    if ((c)->dim != (d)) return IK_ERR_DIMENSION
+
+static ik_status check_range(ik_real min, ik_real max)
+{
+    if (!isfinite(min) || !isfinite(max)) return IK_ERR_NOT_FINITE;
+    if (!(-IK_PI <= min && min <= max && max <= IK_PI)) return IK_ERR_LIMIT_RANGE;
+    return IK_OK;
+}
+
+/* Sets bone i's limit flags, keeping the count of limited bones. */
+static void set_flags(ik_chain *c, int i, int flags)
+{
+    c->limited += (flags != 0) - (c->limit[i].flags != 0);
+    c->limit[i].flags = flags;
+}
+
+ik_status ik_chain2d_set_limit(ik_chain *c, int bone, ik_real min, ik_real max)
+{
+    ik_status st;
+    CHECK_DIM(c, 2);
+    CHECK_BONE(c, bone);
+    st = check_range(min, max);
+    if (st != IK_OK) return st;
+    c->limit[bone].min = min;
+    c->limit[bone].max = max;
+    set_flags(c, bone, IK_LIMIT_RANGE);
+    return IK_OK;
+}
+
+ik_status ik_chain2d_limit(const ik_chain *c, int bone, int *has, ik_real *min, ik_real *max)
+{
+    CHECK_DIM(c, 2);
+    CHECK_BONE(c, bone);
+    *has = (c->limit[bone].flags & IK_LIMIT_RANGE) != 0;
+    *min = *has ? c->limit[bone].min : -IK_PI;
+    *max = *has ? c->limit[bone].max : IK_PI;
+    return IK_OK;
+}
+
+ik_status ik_chain3d_set_hinge(ik_chain *c, int bone, const ik_real axis[3], ik_real min,
+                               ik_real max)
+{
+    ik_vec3 a;
+    ik_status st;
+    CHECK_DIM(c, 3);
+    CHECK_BONE(c, bone);
+    if (!isfinite(axis[0]) || !isfinite(axis[1]) || !isfinite(axis[2])) return IK_ERR_NOT_FINITE;
+    a = ik_v3_normalize_or(ik_v3(axis[0], axis[1], axis[2]), ik_v3(0, 0, 0));
+    if (a.x == 0 && a.y == 0 && a.z == 0) return IK_ERR_AXIS;
+    st = check_range(min, max);
+    if (st != IK_OK) return st;
+    c->limit[bone].axis = a;
+    c->limit[bone].min = min;
+    c->limit[bone].max = max;
+    set_flags(c, bone, IK_LIMIT_HINGE);
+    return IK_OK;
+}
+
+ik_status ik_chain3d_set_cone(ik_chain *c, int bone, ik_real half_angle)
+{
+    CHECK_DIM(c, 3);
+    CHECK_BONE(c, bone);
+    if (!isfinite(half_angle)) return IK_ERR_NOT_FINITE;
+    if (!(half_angle >= 0 && half_angle <= IK_PI)) return IK_ERR_CONE;
+    c->limit[bone].cone = half_angle;
+    set_flags(c, bone, (c->limit[bone].flags & IK_LIMIT_TWIST) | IK_LIMIT_CONE);
+    return IK_OK;
+}
+
+ik_status ik_chain3d_set_twist(ik_chain *c, int bone, ik_real min, ik_real max)
+{
+    ik_status st;
+    CHECK_DIM(c, 3);
+    CHECK_BONE(c, bone);
+    st = check_range(min, max);
+    if (st != IK_OK) return st;
+    c->limit[bone].twist_min = min;
+    c->limit[bone].twist_max = max;
+    set_flags(c, bone, (c->limit[bone].flags & IK_LIMIT_CONE) | IK_LIMIT_TWIST);
+    return IK_OK;
+}
+
+ik_status ik_chain_clear_limit(ik_chain *c, int bone)
+{
+    CHECK_BONE(c, bone);
+    set_flags(c, bone, 0);
+    return IK_OK;
+}

@@ -1,0 +1,280 @@
+/*
+ * solve.c - what every solve does around its solver: the target check, stretch and
+ * softness on the way in; the limits' last word and mix on the way out; and the escape
+ * from lock-ups that the iterative solvers call.
+ *
+ * The order of a solve: check everything (a rejected call changes nothing); remember the
+ * pose for mix; stretch (a target out of reach scales the bones and straightens the chain,
+ * and no solver runs) or else soften the target; run the solver towards the (softened)
+ * target; bring every bone within its limits; blend with the remembered pose; report the
+ * distance to the real target.
+ */
+#include "chain.h"
+
+/* ---- the way in ---- */
+
+static ik_status check_target(const ik_chain *c, const ik_real *target, ik_vec3 *t)
+{
+    int k;
+    for (k = 0; k < c->dim; k++)
+        if (!isfinite(target[k])) return IK_ERR_NOT_FINITE;
+    *t = ik_v3(target[0], target[1], c->dim == 3 ? target[2] : 0);
+    return IK_OK;
+}
+
+static ik_real total_length(const ik_chain *c)
+{
+    ik_real total = 0;
+    int i;
+    for (i = 0; i < c->n; i++) total += c->length[i];
+    return total;
+}
+
+ik_real ik_soft_distance(ik_real d, ik_real reach, ik_real softness)
+{
+    /* The ease begins at reach - softness (or at the base, for a softness beyond reach). */
+    ik_real start = reach - softness, span = softness;
+    if (start < 0) start = 0, span = reach;
+    if (!(span > 0) || !(d > start)) return d;
+    return start + span * (1 - exp(-(d - start) / span));
+}
+
+/* Every bone along the base->target line (within its limits). */
+static void straighten(ik_chain *c, ik_vec3 target)
+{
+    ik_aim parent = ik_aim_start(c);
+    ik_vec3 dir = ik_v3_normalize_or(ik_v3_sub(target, c->joint[0]), c->dir[0]);
+    int i;
+    for (i = 0; i < c->n; i++) ik_aim_bone(c, i, c->length[i] > 0 ? dir : c->dir[i], &parent);
+    c->stale_from = 0;
+    ik_chain_update(c);
+}
+
+static void save_pose(ik_chain *c)
+{
+    int i;
+    for (i = 0; i < c->n; i++) {
+        if (c->dim == 2) c->prev_angle[i] = c->angle[i];
+        else c->prev_rot[i] = c->rot[i];
+    }
+}
+
+/* ---- the way out ---- */
+
+/* The local pose moved the fraction mix of the way from the remembered pose to the new one. */
+static void mix_pose(ik_chain *c, ik_real mix)
+{
+    int i;
+    for (i = 0; i < c->n; i++) {
+        if (c->dim == 2) {
+            ik_real from = c->prev_angle[i], to = c->angle[i];
+            /* A limited bone moves inside its range; others take the shorter way round. */
+            c->angle[i] = c->limit[i].flags ? from + mix * (to - from)
+                                            : ik_wrap_angle(from + mix * ik_wrap_angle(to - from));
+        } else {
+            c->rot[i] = ik_limit_rotation(&c->limit[i], ik_q_slerp(c->prev_rot[i], c->rot[i], mix));
+        }
+    }
+    c->stale_from = 0;
+}
+
+/*
+ * 3D position-based solves promise that each bone's new world rotation is the smallest
+ * turn from its direction before the call to its new one, applied to its world rotation
+ * before the call. An escape bend in between would leave the bend's own turn in the
+ * twist, so after one the rotations are rebuilt from the remembered pose that way (within
+ * the limits, which win).
+ */
+static void restore_twist(ik_chain *c)
+{
+    ik_quat before_parent = c->base_rot, parent = c->base_rot;
+    int i;
+    ik_chain_update(c);
+    for (i = 0; i < c->n; i++) {
+        ik_quat before = ik_q_mul(before_parent, c->prev_rot[i]);
+        ik_quat world = ik_q_mul(ik_q_from_to(ik_q_x_axis(before), c->dir[i]), before);
+        ik_quat local = ik_q_normalize(ik_q_mul(ik_q_conj(parent), world));
+        c->rot[i] = ik_limit_rotation(&c->limit[i], local);
+        parent = ik_q_normalize(ik_q_mul(parent, c->rot[i]));
+        before_parent = before;
+    }
+    c->stale_from = 0;
+}
+
+typedef void (*solver_fn)(ik_chain *, ik_vec3, ik_result *);
+
+static ik_status run(ik_chain *c, const ik_real *target, ik_result *out, solver_fn solve)
+{
+    const ik_settings *s = &c->settings;
+    ik_vec3 t, aim;
+    ik_real reach, d;
+    ik_result r;
+    ik_status st = check_target(c, target, &t);
+    if (st != IK_OK) return st;
+    if (solve == ik_two_bone_chain && c->n != 2) return IK_ERR_NOT_TWO_BONE;
+
+    ik_chain_update(c);
+    save_pose(c);
+    c->kicked = 0;
+    reach = total_length(c);
+    d = ik_v3_len(ik_v3_sub(t, c->joint[0]));
+    if (s->stretch && d > reach && reach > 0) {
+        c->scale = d / reach;
+        straighten(c, t);
+        r.iterations = 1;
+    } else {
+        if (c->scale != 1) { /* back to the bones' own lengths */
+            c->scale = 1;
+            c->stale_from = 0;
+            ik_chain_update(c);
+        }
+        aim = t;
+        if (!s->stretch && s->softness > 0 && d > 0)
+            aim = ik_v3_add(c->joint[0], ik_v3_scale(ik_v3_sub(t, c->joint[0]),
+                                                     ik_soft_distance(d, reach, s->softness) / d));
+        solve(c, aim, &r);
+        if (c->kicked && c->dim == 3 && solve != ik_ccd) restore_twist(c);
+    }
+    ik_chain_clamp_limits(c);
+    if (s->mix < 1) mix_pose(c, s->mix);
+    ik_chain_finish(c, t, r.iterations, out);
+    return IK_OK;
+}
+
+ik_status ik_chain_solve_fabrik(ik_chain *c, const ik_real *target, ik_result *out)
+{
+    return run(c, target, out, ik_fabrik);
+}
+
+ik_status ik_chain_solve_ccd(ik_chain *c, const ik_real *target, ik_result *out)
+{
+    return run(c, target, out, ik_ccd);
+}
+
+ik_status ik_chain_solve_relax(ik_chain *c, const ik_real *target, ik_result *out)
+{
+    return run(c, target, out, ik_relax);
+}
+
+ik_status ik_chain_solve_two_bone(ik_chain *c, const ik_real *target, ik_result *out)
+{
+    return run(c, target, out, ik_two_bone_chain);
+}
+
+static const solver_fn solvers[] = {ik_fabrik, ik_ccd, ik_relax, ik_two_bone_chain};
+
+ik_status ik_chain_solve(ik_chain *c, const ik_real *target, ik_result *out)
+{
+    return run(c, target, out, solvers[c->settings.solver]);
+}
+
+ik_status ik_solve_many(ik_chain *const *chains, int count, const ik_real *targets,
+                        int *reached_count, int *failed)
+{
+    int k, reached = 0, dim = count > 0 ? chains[0]->dim : 2;
+    ik_vec3 t;
+    ik_result r;
+    for (k = 0; k < count; k++) {
+        ik_status st = chains[k]->dim != dim
+                           ? IK_ERR_DIMENSION
+                           : check_target(chains[k], targets + (size_t)k * (size_t)dim, &t);
+        if (st != IK_OK) {
+            if (failed) *failed = k;
+            return st;
+        }
+    }
+    for (k = 0; k < count; k++) {
+        ik_chain_solve(chains[k], targets + (size_t)k * (size_t)dim, &r);
+        reached += r.reached;
+    }
+    if (reached_count) *reached_count = reached;
+    return IK_OK;
+}
+
+/* ---- the escape from lock-ups ---- */
+
+/*
+ * A solve is stuck when an iteration brings the tip no closer (by a part in a million)
+ * while the target is within the chain's reach: FABRIK and relaxation on a straight chain
+ * with the target on its line, CCD when every joint already sees the tip and the target in
+ * one direction, or an oscillation. The escape then bends the chain: each bone turns by
+ * (i + 1) * ESCAPE_ANGLE towards the preferred side (a curl), within its limits, and the
+ * solve goes on from there. The side is bend (2D) or the pole (3D, else a fixed
+ * perpendicular of the base->target line); even-numbered bends try the other side. At
+ * most ESCAPE_KICKS bends per solve, so a target out of reach costs bounded work.
+ *
+ * Limits make minima of their own, where the position-based solvers creep rather than
+ * stop: on a chain with limits an iteration that brings the tip less than STUCK_LIMITED
+ * (10%) closer counts as stuck, and FABRIK and relaxation hand the iterations they have
+ * left to CCD sweeps (ik_escape_finish), whose every turn stays within the limits. The
+ * bench (`make bench`) measured the thresholds: 1e-6, 1e-3, 1e-2, 5e-2 and 0.1 for limited
+ * chains, the last best for every solver in 2D and 3D. Everything here is deterministic.
+ */
+#define ESCAPE_ANGLE 0.25
+#define ESCAPE_KICKS 4
+#define STUCK_FREE 1e-6
+#define STUCK_LIMITED 0.1
+
+ik_escape ik_escape_start(const ik_chain *c, ik_vec3 target)
+{
+    ik_escape e;
+    ik_real longest = 0, total = 0, d = ik_v3_len(ik_v3_sub(target, c->joint[0]));
+    int i;
+    for (i = 0; i < c->n; i++) {
+        total += c->length[i];
+        if (c->length[i] > longest) longest = c->length[i];
+    }
+    e.last = ik_chain_tip_distance(c, target);
+    e.kicks = 0;
+    /* Reach: the ring between the longest bone less the others, and the whole length. */
+    e.reachable = c->settings.escape && d <= total && d >= 2 * longest - total;
+    return e;
+}
+
+int ik_escape_stuck(const ik_chain *c, ik_escape *e, ik_real distance)
+{
+    int stuck = e->reachable && e->kicks < ESCAPE_KICKS && distance > c->settings.tolerance &&
+                distance >= e->last * (1 - (c->limited ? STUCK_LIMITED : STUCK_FREE));
+    e->last = distance;
+    return stuck;
+}
+
+int ik_escape_finish(ik_chain *c, ik_vec3 target, int iterations, int first)
+{
+    int iter = 0;
+    while (iter < iterations && ik_chain_tip_distance(c, target) > c->settings.tolerance) {
+        ik_ccd_sweep(c, target, 1, first);
+        iter++;
+    }
+    return iter;
+}
+
+void ik_escape_kick(ik_chain *c, ik_vec3 target, ik_escape *e, int first)
+{
+    ik_vec3 line = ik_v3_sub(target, c->joint[0]), axis, side;
+    ik_aim parent = ik_aim_start(c);
+    ik_real angle = ESCAPE_ANGLE * (1 + e->kicks / 2);
+    int i;
+    if (e->kicks % 2 == 1) angle = -angle;
+    e->kicks++;
+    c->kicked = 1;
+
+    ik_chain_update(c);
+    if (c->dim == 2) {
+        axis = ik_v3(0, 0, c->settings.bend);
+    } else {
+        line = ik_v3_normalize_or(line, c->dir[0]);
+        side = c->settings.use_pole
+                   ? ik_v3(c->settings.pole[0], c->settings.pole[1], c->settings.pole[2])
+                   : ik_v3_any_perpendicular(line);
+        /* Turning about line x side moves the line towards the side. */
+        axis = ik_v3_normalize_or(ik_v3_cross(line, side), ik_v3_any_perpendicular(line));
+    }
+    for (i = 0; i < c->n; i++) {
+        ik_quat turn = ik_q_axis_angle(axis, angle * (i - first + 1));
+        ik_aim_bone(c, i, i < first ? c->dir[i] : ik_q_rotate(turn, c->dir[i]), &parent);
+    }
+    c->stale_from = 0;
+    ik_chain_update(c);
+    e->last = ik_chain_tip_distance(c, target);
+}
