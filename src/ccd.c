@@ -43,13 +43,23 @@ static void iterate2d(ik_chain *c, ik_vec2 target, ik_real g, int first)
         ik_vec2 pj = ik_v2_add(ik_v2_rotate(ik_v2(p[j].x, p[j].y), rot), shift);
         ik_vec2 to_tip = ik_v2_sub(tip, pj);
         ik_real delta = g * ik_v2_angle_between(to_tip, ik_v2_sub(target, pj));
+        ik_real held = 0;
         if (delta != 0 && c->limit[j].flags) {
-            ik_real turned = ik_limit_angle(&c->limit[j], ik_wrap_angle(c->angle[j] + delta));
-            delta = ik_wrap_angle(turned - c->angle[j]);
+            /* Within the limits: the held angle is exact, and delta the turn it makes. */
+            ik_real angle = ik_chain_angle(c, j);
+            held = ik_limit_angle(&c->limit[j], ik_wrap_angle(angle + delta));
+            delta = ik_wrap_angle(held - angle);
         }
         if (delta != 0) {
             ik_vec2 r = ik_v2(cos(delta), sin(delta));
-            c->angle[j] = ik_wrap_angle(c->angle[j] + delta);
+            if (c->limit[j].flags) {
+                ik_chain_set_turn_angle(c, j, held);
+            } else {
+                /* Turn by complex multiplication, kept unit to first order (no sqrt). */
+                ik_vec2 t = ik_v2_rotate(c->turn[j], r);
+                c->turn[j] = ik_v2_scale(t, (3 - ik_v2_dot(t, t)) / 2);
+                c->angle[j] = IK_ANGLE_UNKNOWN;
+            }
             /* Compose the turn about pj after the map: x -> r (R x + b - pj) + pj. */
             rot = ik_v2_rotate(rot, r);
             shift = ik_v2_add(ik_v2_rotate(ik_v2_sub(shift, pj), r), pj);

@@ -100,12 +100,12 @@ ik_status ik_settings_validate(const ik_settings *s)
 
 /*
  * Bytes a chain of n bones needs past the header, as per_bone * n + extra. Both: length,
- * weight (n + 1), dir, joint (n + 1) and work (n + 1) as vec3, a limit. 2D adds angle,
- * world and prev_angle; 3D adds rot, wrot and prev_rot as quaternions.
+ * weight (n + 1), dir, joint (n + 1) and work (n + 1) as vec3, a limit. 2D adds turn and
+ * prev_turn (2 each), angle and prev_angle; 3D adds rot, wrot and prev_rot as quaternions.
  */
 static size_t bytes_per_bone(int dim)
 {
-    return (dim == 2 ? 1 + 1 + 9 + 3 : 1 + 1 + 9 + 12) * sizeof(ik_real) + sizeof(ik_limit);
+    return (dim == 2 ? 1 + 1 + 9 + 6 : 1 + 1 + 9 + 12) * sizeof(ik_real) + sizeof(ik_limit);
 }
 #define BYTES_EXTRA (7u * sizeof(ik_real))
 
@@ -151,6 +151,7 @@ static ik_status chain_init(int dim, void *memory, size_t size, int n, const ik_
     c->settings = ik_default_settings();
     c->base = ik_v3(0, 0, 0);
     c->base_angle = 0;
+    c->base_turn = ik_v2(1, 0);
     c->base_rot = ik_q_identity();
     c->scale = 1;
     c->limited = 0;
@@ -163,8 +164,9 @@ static ik_status chain_init(int dim, void *memory, size_t size, int n, const ik_
     c->joint = (ik_vec3 *)p, p += 3 * (n + 1);
     c->work = (ik_vec3 *)p, p += 3 * (n + 1);
     if (dim == 2) {
+        c->turn = (ik_vec2 *)p, p += 2 * n;
+        c->prev_turn = (ik_vec2 *)p, p += 2 * n;
         c->angle = p, p += n;
-        c->world = p, p += n;
         c->prev_angle = p;
     } else {
         c->rot = (ik_quat *)p, p += 4 * n;
@@ -174,7 +176,7 @@ static ik_status chain_init(int dim, void *memory, size_t size, int n, const ik_
     memset(c->limit, 0, (size_t)n * sizeof(ik_limit));
     for (i = 0; i < n; i++) {
         c->length[i] = lengths[i] + 0.0; /* + 0.0 turns -0 into +0 */
-        if (dim == 2) c->angle[i] = 0;
+        if (dim == 2) ik_chain_set_turn_angle(c, i, 0);
         else c->rot[i] = ik_q_identity();
     }
     for (i = 0; i <= n; i++) c->weight[i] = 1;
@@ -235,10 +237,9 @@ void ik_chain_update(ik_chain *c)
     if (i == 0) c->joint[0] = c->base;
     for (; i < c->n; i++) {
         if (c->dim == 2) {
-            ik_real parent = i == 0 ? c->base_angle : c->world[i - 1];
-            ik_real w = ik_wrap_angle(parent + c->angle[i]);
-            c->world[i] = w;
-            c->dir[i] = ik_v3(cos(w), sin(w), 0);
+            ik_vec2 parent = i == 0 ? c->base_turn : ik_v2(c->dir[i - 1].x, c->dir[i - 1].y);
+            ik_vec2 world = ik_v2_rotate(c->turn[i], parent);
+            c->dir[i] = ik_v3(world.x, world.y, 0);
         } else {
             ik_quat parent = i == 0 ? c->base_rot : c->wrot[i - 1];
             c->wrot[i] = ik_q_mul(parent, c->rot[i]);
@@ -348,6 +349,7 @@ ik_status ik_chain2d_set_base(ik_chain *c, ik_real x, ik_real y, ik_real angle)
     if (!isfinite(x) || !isfinite(y) || !isfinite(angle)) return IK_ERR_NOT_FINITE;
     c->base = ik_v3(x, y, 0);
     c->base_angle = ik_wrap_angle(angle);
+    c->base_turn = ik_v2(cos(angle), sin(angle));
     mark_stale(c, 0);
     return IK_OK;
 }
@@ -356,7 +358,7 @@ ik_status ik_chain2d_angle(const ik_chain *c, int bone, ik_real *out)
 {
     CHECK_DIM(c, 2);
     CHECK_BONE(c, bone);
-    *out = c->angle[bone];
+    *out = ik_chain_angle(c, bone);
     return IK_OK;
 }
 
@@ -365,7 +367,7 @@ ik_status ik_chain2d_set_angle(ik_chain *c, int bone, ik_real angle)
     CHECK_DIM(c, 2);
     CHECK_BONE(c, bone);
     if (!isfinite(angle)) return IK_ERR_NOT_FINITE;
-    c->angle[bone] = ik_wrap_angle(angle);
+    ik_chain_set_turn_angle(c, bone, angle);
     mark_stale(c, bone);
     return IK_OK;
 }
@@ -375,7 +377,7 @@ ik_status ik_chain2d_world_angle(ik_chain *c, int bone, ik_real *out)
     CHECK_DIM(c, 2);
     CHECK_BONE(c, bone);
     ik_chain_update(c);
-    *out = c->world[bone];
+    *out = atan2(c->dir[bone].y, c->dir[bone].x);
     return IK_OK;
 }
 

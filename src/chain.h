@@ -2,10 +2,11 @@
  * chain.h - the chain's layout and the helpers the solvers share (private to the core).
  *
  * A chain is one block: this header followed by its arrays. The local pose is the truth
- * (2D: angles; 3D: unit quaternions), so bone lengths are exact by construction. World
- * data (joint positions, bone directions, 2D world angles, 3D world rotations) is a cache
- * of forward kinematics: setters mark it stale from the first changed bone and
- * ik_chain_update() refreshes it. World positions and directions are ik_vec3 in both
+ * (2D: unit complex numbers (cos, sin); 3D: unit quaternions), so bone lengths are exact by
+ * construction and forward kinematics needs no trigonometry. World data (joint positions,
+ * bone directions, 3D world rotations) is a cache of forward kinematics: setters mark it
+ * stale from the first changed bone and ik_chain_update() refreshes it. 2D angles are
+ * derived (atan2) when asked for, except that an angle given to set_angle is kept exactly. World positions and directions are ik_vec3 in both
  * dimensions (z = 0 in 2D), so the position-based solvers run one loop for both.
  */
 #ifndef IK_CHAIN_H
@@ -40,20 +41,41 @@ struct ik_chain {
     ik_real scale;  /* stretch factor: world bone length = length * scale */
     ik_vec3 base;       /* world position of joint 0 (z = 0 in 2D) */
     ik_real base_angle; /* 2D: world angle of the base frame, wrapped */
+    ik_vec2 base_turn;  /* 2D: (cos, sin) of base_angle */
     ik_quat base_rot;   /* 3D: world rotation of the base frame */
     ik_real *length;    /* [n] */
     ik_real *weight;    /* [n + 1] relaxation weight per joint */
-    ik_real *angle;     /* 2D [n]: local angle of bone i relative to its parent, wrapped */
-    ik_real *world;     /* 2D [n]: world angle of bone i, wrapped */
+    ik_vec2 *turn;      /* 2D [n]: (cos, sin) of bone i's local angle: the 2D pose */
+    ik_real *angle;     /* 2D [n]: bone i's local angle, wrapped, when known exactly (the
+                           value set_angle was given); IK_ANGLE_UNKNOWN after a solve turned
+                           the bone: ik_chain_angle then derives it from turn */
     ik_quat *rot;       /* 3D [n]: local rotation of bone i relative to its parent */
     ik_quat *wrot;      /* 3D [n]: world rotation of bone i */
     ik_vec3 *dir;       /* [n] world unit direction of bone i */
     ik_vec3 *joint;     /* [n + 1] world positions */
     ik_vec3 *work;      /* [n + 1] scratch points for the solvers */
-    ik_real *prev_angle; /* 2D [n]: the local pose before the solve, for mix */
+    ik_vec2 *prev_turn;  /* 2D [n]: the local pose before the solve, for mix */
+    ik_real *prev_angle; /* 2D [n] */
     ik_quat *prev_rot;   /* 3D [n] */
     ik_limit *limit;     /* [n] */
 };
+
+/* The marker of an angle that must be derived from its turn (see struct ik_chain). */
+#define IK_ANGLE_UNKNOWN NAN
+
+/* Bone i's local angle (2D), wrapped: the exact one set_angle was given, or atan2. */
+static inline ik_real ik_chain_angle(const ik_chain *chain, int i)
+{
+    ik_real a = chain->angle[i];
+    return a == a ? a : atan2(chain->turn[i].y, chain->turn[i].x);
+}
+
+/* Sets bone i's local angle (2D): the turn, and the exact angle. */
+static inline void ik_chain_set_turn_angle(ik_chain *chain, int i, ik_real angle)
+{
+    chain->angle[i] = ik_wrap_angle(angle);
+    chain->turn[i] = ik_v2(cos(angle), sin(angle));
+}
 
 /* Brings the world cache up to date with the local pose. */
 void ik_chain_update(ik_chain *chain);
@@ -82,12 +104,12 @@ void ik_chain_clamp_limits(ik_chain *chain);
 /*
  * Aims bone i along world direction dir (unit): its local pose becomes the one that points
  * it there, taken in 3D as the smallest turn from its world rotation in the cache, then
- * moved within its limits. parent: the world angle (2D, in parent[0]) or rotation of the
- * bone's parent as now posed, updated to bone i's. Returns the direction it ends up with.
- * The cache is not refreshed: bones are aimed in order from the base.
+ * moved within its limits. parent: the world turn (2D) or rotation (3D) of the bone's
+ * parent as now posed, updated to bone i's. Returns the direction it ends up with. The
+ * cache is not refreshed: bones are aimed in order from the base.
  */
 typedef struct ik_aim {
-    ik_real angle;
+    ik_vec2 turn;
     ik_quat rot;
 } ik_aim;
 ik_aim ik_aim_start(const ik_chain *chain);

@@ -41,10 +41,8 @@ static void forward(const ik_chain *c, ik_vec3 *p)
 {
     int i;
     p[0] = c->joint[0];
-    for (i = 0; i < c->n; i++) {
-        ik_vec3 fwd = ik_v3_normalize_or(ik_v3_sub(p[i + 1], p[i]), c->dir[i]);
-        p[i + 1] = ik_v3_add(p[i], ik_v3_scale(fwd, c->length[i]));
-    }
+    for (i = 0; i < c->n; i++)
+        p[i + 1] = ik_v3_add(p[i], ik_v3_resize_or(ik_v3_sub(p[i + 1], p[i]), c->length[i], c->dir[i]));
 }
 
 static void backward(const ik_chain *c, ik_vec3 *p, ik_vec3 target)
@@ -52,9 +50,14 @@ static void backward(const ik_chain *c, ik_vec3 *p, ik_vec3 target)
     ik_vec3 child = ik_v3(0, 0, 0);
     int i;
     p[c->n] = target;
+    if (!c->limited) { /* the plain pass: no directions kept */
+        for (i = c->n - 1; i >= 0; i--)
+            p[i] = ik_v3_sub(p[i + 1], ik_v3_resize_or(ik_v3_sub(p[i + 1], p[i]), c->length[i], c->dir[i]));
+        return;
+    }
     for (i = c->n - 1; i >= 0; i--) {
         ik_vec3 dir = ik_v3_normalize_or(ik_v3_sub(p[i + 1], p[i]), c->dir[i]);
-        if (c->limited && i + 1 < c->n && c->length[i + 1] > 0) dir = ik_limit_backward(c, i, dir, child);
+        if (i + 1 < c->n && c->length[i + 1] > 0) dir = ik_limit_backward(c, i, dir, child);
         p[i] = ik_v3_sub(p[i + 1], ik_v3_scale(dir, c->length[i]));
         if (c->length[i] > 0) child = dir;
     }

@@ -78,8 +78,18 @@ static inline ik_real ik_v2_angle_between(ik_vec2 a, ik_vec2 b)
     return atan2(cross, dot);
 }
 
-/* The angle wrapped to [-pi, pi]. remainder() is exact, so wrapping adds no rounding. */
-static inline ik_real ik_wrap_angle(ik_real a) { return remainder(a, IK_TWO_PI); }
+/*
+ * The angle wrapped to [-pi, pi]: remainder(a, 2 pi), which is exact. The common cases are
+ * done without the call: for |a| in (pi, 3 pi) the quotient is 1 and a -+ 2 pi is exact
+ * (Sterbenz: a and 2 pi are within a factor of 2), so the bits are remainder()'s.
+ */
+static inline ik_real ik_wrap_angle(ik_real a)
+{
+    if (a >= -IK_PI && a <= IK_PI) return a;
+    if (a > IK_PI && a < 3 * IK_PI) return a - IK_TWO_PI;
+    if (a < -IK_PI && a > -3 * IK_PI) return a + IK_TWO_PI;
+    return remainder(a, IK_TWO_PI);
+}
 
 static inline ik_real ik_clamp(ik_real v, ik_real lo, ik_real hi)
 {
@@ -131,11 +141,30 @@ static inline ik_vec3 ik_v3_tame(ik_vec3 a)
 /* a / |a|, or fallback when a is zero; finite for every finite a. */
 static inline ik_vec3 ik_v3_normalize_or(ik_vec3 a, ik_vec3 fallback)
 {
-    ik_real len;
+    ik_real d = ik_v3_dot(a, a), len;
+    if (d < 1e300 && d > 1e-300) { /* the fast path: one square root, one division */
+        ik_real inv = 1 / sqrt(d);
+        return ik_v3(a.x * inv, a.y * inv, a.z * inv);
+    }
     a = ik_v3_tame(a);
     len = ik_v3_len(a);
     if (!(len > 0.0)) return fallback;
     return ik_v3(a.x / len, a.y / len, a.z / len);
+}
+
+/*
+ * a scaled to the given length (>= 0), or fallback (unit) scaled to it when a is zero. On
+ * the fast path this is FABRIK's textbook step, a * (length / |a|): one square root and one
+ * division in the dependent chain.
+ */
+static inline ik_vec3 ik_v3_resize_or(ik_vec3 a, ik_real length, ik_vec3 fallback)
+{
+    ik_real d = ik_v3_dot(a, a);
+    if (d < 1e300 && d > 1e-300) {
+        ik_real r = length / sqrt(d);
+        return ik_v3(a.x * r, a.y * r, a.z * r);
+    }
+    return ik_v3_scale(ik_v3_normalize_or(a, fallback), length);
 }
 
 /* A unit vector perpendicular to unit u: u x e, e the axis u leans on least. */

@@ -71,8 +71,12 @@ void ik_chain_clamp_limits(ik_chain *c)
     if (c->limited == 0) return;
     for (i = 0; i < c->n; i++) {
         if (c->limit[i].flags == 0) continue;
-        if (c->dim == 2) c->angle[i] = ik_limit_angle(&c->limit[i], c->angle[i]);
-        else c->rot[i] = ik_limit_rotation(&c->limit[i], c->rot[i]);
+        if (c->dim == 2) {
+            ik_real angle = ik_chain_angle(c, i), held = ik_limit_angle(&c->limit[i], angle);
+            if (held != angle) ik_chain_set_turn_angle(c, i, held);
+        } else {
+            c->rot[i] = ik_limit_rotation(&c->limit[i], c->rot[i]);
+        }
     }
     c->stale_from = 0;
 }
@@ -105,7 +109,7 @@ ik_vec3 ik_limit_backward(const ik_chain *c, int i, ik_vec3 dir, ik_vec3 child)
 ik_aim ik_aim_start(const ik_chain *c)
 {
     ik_aim aim;
-    aim.angle = c->base_angle;
+    aim.turn = c->base_turn;
     aim.rot = c->base_rot;
     return aim;
 }
@@ -114,11 +118,17 @@ ik_vec3 ik_aim_bone(ik_chain *c, int i, ik_vec3 dir, ik_aim *parent)
 {
     const ik_limit *limit = &c->limit[i];
     if (c->dim == 2) {
-        ik_real local = ik_limit_angle(limit, ik_wrap_angle(atan2(dir.y, dir.x) - parent->angle));
-        c->angle[i] = local;
-        parent->angle = ik_wrap_angle(parent->angle + local);
-        if (limit->flags == 0) return dir;
-        return ik_v3(cos(parent->angle), sin(parent->angle), 0);
+        /* The local turn: the direction seen from the parent, dir * conj(parent). */
+        ik_vec2 p = parent->turn;
+        ik_vec2 local = ik_v2(p.x * dir.x + p.y * dir.y, p.x * dir.y - p.y * dir.x);
+        c->turn[i] = local;
+        c->angle[i] = IK_ANGLE_UNKNOWN;
+        if (limit->flags) {
+            ik_real angle = atan2(local.y, local.x), held = ik_limit_angle(limit, angle);
+            if (held != angle) ik_chain_set_turn_angle(c, i, held);
+        }
+        parent->turn = ik_v2_rotate(c->turn[i], p);
+        return ik_v3(parent->turn.x, parent->turn.y, 0);
     } else {
         /* The smallest turn from the cached direction keeps the bone's twist. */
         ik_quat world = ik_q_normalize(ik_q_mul(ik_q_from_to(c->dir[i], dir), c->wrot[i]));

@@ -54,8 +54,12 @@ static void save_pose(ik_chain *c)
 {
     int i;
     for (i = 0; i < c->n; i++) {
-        if (c->dim == 2) c->prev_angle[i] = c->angle[i];
-        else c->prev_rot[i] = c->rot[i];
+        if (c->dim == 2) {
+            c->prev_turn[i] = c->turn[i];
+            c->prev_angle[i] = c->angle[i];
+        } else {
+            c->prev_rot[i] = c->rot[i];
+        }
     }
 }
 
@@ -66,11 +70,15 @@ static void mix_pose(ik_chain *c, ik_real mix)
 {
     int i;
     for (i = 0; i < c->n; i++) {
-        if (c->dim == 2) {
-            ik_real from = c->prev_angle[i], to = c->angle[i];
+        if (c->dim == 2 && mix == 0) { /* exactly the pose before, angles and all */
+            c->turn[i] = c->prev_turn[i];
+            c->angle[i] = c->prev_angle[i];
+        } else if (c->dim == 2) {
+            ik_real from = c->prev_angle[i], to = ik_chain_angle(c, i);
+            if (from != from) from = atan2(c->prev_turn[i].y, c->prev_turn[i].x);
             /* A limited bone moves inside its range; others take the shorter way round. */
-            c->angle[i] = c->limit[i].flags ? from + mix * (to - from)
-                                            : ik_wrap_angle(from + mix * ik_wrap_angle(to - from));
+            ik_chain_set_turn_angle(c, i, c->limit[i].flags ? from + mix * (to - from)
+                                                            : from + mix * ik_wrap_angle(to - from));
         } else {
             c->rot[i] = ik_limit_rotation(&c->limit[i], ik_q_slerp(c->prev_rot[i], c->rot[i], mix));
         }

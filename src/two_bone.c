@@ -182,15 +182,15 @@ ik_status ik_two_bone_joint3(const ik_real target[3], ik_real r1, ik_real r2,
 /* 2D chain: the target in the base frame, the angle form's a1 and a2 as the local angles. */
 static void two_bone_chain2d(ik_chain *c, ik_vec3 target)
 {
-    ik_vec2 to_base_frame = ik_v2(cos(c->base_angle), -sin(c->base_angle));
+    ik_vec2 to_base_frame = ik_v2(c->base_turn.x, -c->base_turn.y);
     ik_vec2 local = ik_v2_rotate(ik_v2(target.x - c->base.x, target.y - c->base.y), to_base_frame);
     ik_real a1, a2;
     int valid;
     /* Only a target so far from the base that the difference overflows fails here. */
     if (ik_two_bone(c->length[0], c->length[1], local.x, local.y, c->settings.bend, &a1, &a2,
                     &valid) == IK_OK) {
-        c->angle[0] = ik_wrap_angle(a1);
-        c->angle[1] = ik_wrap_angle(a2);
+        ik_chain_set_turn_angle(c, 0, a1);
+        ik_chain_set_turn_angle(c, 1, a2);
         c->stale_from = 0;
     }
 }
