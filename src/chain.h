@@ -127,6 +127,7 @@ typedef struct ik_escape {
     ik_real last;  /* distance after the previous iteration */
     int kicks;     /* bends so far in this solve */
     int reachable; /* escape is on and the target is within the chain's reach */
+    ik_real floor; /* distances below this are rounding, not a lock-up */
 } ik_escape;
 ik_escape ik_escape_start(const ik_chain *chain, ik_vec3 target);
 int ik_escape_stuck(const ik_chain *chain, ik_escape *escape, ik_real distance);
@@ -150,6 +151,14 @@ static inline ik_real ik_chain_tip_distance(const ik_chain *chain, ik_vec3 targe
 
 /* The solvers proper, called with a checked target and an updated chain. */
 void ik_fabrik(ik_chain *chain, ik_vec3 target, ik_result *out);
+
+/*
+ * FABRIK on count (<= IK_BATCH) different chains without limits at once, interleaved so
+ * their dependent chains of square roots and divisions overlap; out[k] is exactly what
+ * ik_fabrik would give chain k.
+ */
+#define IK_BATCH 8
+void ik_fabrik_batch(ik_chain *const *chains, const ik_vec3 *targets, int count, ik_result *out);
 void ik_relax(ik_chain *chain, ik_vec3 target, ik_result *out);
 void ik_ccd(ik_chain *chain, ik_vec3 target, ik_result *out);
 void ik_two_bone_chain(ik_chain *chain, ik_vec3 target, ik_result *out);

@@ -74,51 +74,138 @@ static void settle(ik_chain *c, const ik_vec3 *p)
     }
 }
 
-void ik_fabrik(ik_chain *c, ik_vec3 target, ik_result *out)
-{
-    const int n = c->n;
-    ik_vec3 *p = c->work;
-    ik_vec3 base = c->joint[0];
+/* One solve in progress; the single and the batched solve share every step of it. */
+typedef struct run {
+    ik_chain *c;
+    ik_vec3 target;
     ik_escape escape;
-    ik_real total = 0;
-    int i, iter = 0;
+    int iter;
+    int active;  /* iterating */
+    int settled; /* the pose is final (the limited escape finished it) */
+} run;
 
+/*
+ * Starts a solve: 0 when it is finished already (within tolerance, or out of reach and
+ * straightened: out is filled), else 1 with the points in c->work ready to iterate.
+ */
+static int start(run *r, ik_chain *c, ik_vec3 target, ik_result *out)
+{
+    ik_vec3 *p = c->work, base = c->joint[0];
+    ik_real total = 0;
+    int i;
     if (ik_chain_tip_distance(c, target) <= c->settings.tolerance) {
         ik_chain_finish(c, target, 0, out);
-        return;
+        return 0;
     }
-    for (i = 0; i < n; i++) total += c->length[i];
-
+    for (i = 0; i < c->n; i++) total += c->length[i];
     if (ik_v3_len(ik_v3_sub(target, base)) >= total) {
         ik_vec3 u = ik_v3_normalize_or(ik_v3_sub(target, base), c->dir[0]);
         p[0] = base;
-        for (i = 0; i < n; i++) p[i + 1] = ik_v3_add(p[i], ik_v3_scale(u, c->length[i]));
+        for (i = 0; i < c->n; i++) p[i + 1] = ik_v3_add(p[i], ik_v3_scale(u, c->length[i]));
         ik_chain_apply_points(c, p);
         ik_chain_finish(c, target, 1, out);
+        return 0;
+    }
+    r->c = c;
+    r->target = target;
+    r->escape = ik_escape_start(c, target);
+    r->iter = 0;
+    r->active = 1;
+    r->settled = 0;
+    for (i = 0; i <= c->n; i++) p[i] = c->joint[i];
+    return 1;
+}
+
+/* After an iteration's passes: stop at tolerance or at the last iteration; escape. */
+static void after_iteration(run *r)
+{
+    ik_chain *c = r->c;
+    ik_vec3 *p = c->work;
+    ik_real distance = ik_v3_len(ik_v3_sub(r->target, p[c->n]));
+    int i;
+    r->iter++;
+    if (distance <= c->settings.tolerance) {
+        r->active = 0;
         return;
     }
-
-    escape = ik_escape_start(c, target);
-    for (i = 0; i <= n; i++) p[i] = c->joint[i];
-    while (iter < c->settings.iterations) {
-        ik_real distance;
-        backward(c, p, target);
-        if (c->limited) forward_limited(c, p);
-        else forward(c, p);
-        iter++;
-        distance = ik_v3_len(ik_v3_sub(target, p[n]));
-        if (distance <= c->settings.tolerance) break;
-        if (ik_escape_stuck(c, &escape, distance)) {
-            settle(c, p);
-            if (c->limited) {
-                iter += ik_escape_finish(c, target, c->settings.iterations - iter, 0);
-                ik_chain_finish(c, target, iter, out);
-                return;
-            }
-            ik_escape_kick(c, target, &escape, 0);
-            for (i = 0; i <= n; i++) p[i] = c->joint[i];
+    if (ik_escape_stuck(c, &r->escape, distance)) {
+        settle(c, p);
+        if (c->limited) {
+            r->iter += ik_escape_finish(c, r->target, c->settings.iterations - r->iter, 0);
+            r->active = 0;
+            r->settled = 1;
+            return;
         }
+        ik_escape_kick(c, r->target, &r->escape, 0);
+        for (i = 0; i <= c->n; i++) p[i] = c->joint[i];
     }
-    settle(c, p);
-    ik_chain_finish(c, target, iter, out);
+    if (r->iter >= c->settings.iterations) r->active = 0;
+}
+
+static void end(run *r, ik_result *out)
+{
+    if (!r->settled) settle(r->c, r->c->work);
+    ik_chain_finish(r->c, r->target, r->iter, out);
+}
+
+void ik_fabrik(ik_chain *c, ik_vec3 target, ik_result *out)
+{
+    run r;
+    if (!start(&r, c, target, out)) return;
+    while (r.active) {
+        backward(c, c->work, target);
+        if (c->limited) forward_limited(c, c->work);
+        else forward(c, c->work);
+        after_iteration(&r);
+    }
+    end(&r, out);
+}
+
+/*
+ * The batch: each chain's steps are exactly those of backward() and forward() without
+ * limits, in the same order; only the chains' steps are interleaved, step s of every
+ * active chain before step s + 1 of any, so the processor can overlap them.
+ */
+void ik_fabrik_batch(ik_chain *const *chains, const ik_vec3 *targets, int count, ik_result *out)
+{
+    run runs[IK_BATCH];
+    int started[IK_BATCH], live[IK_BATCH], n[IK_BATCH], k, j, s, m, longest;
+    ik_vec3 *p[IK_BATCH];
+    const ik_vec3 *dir[IK_BATCH];
+    const ik_real *length[IK_BATCH];
+    for (k = 0; k < count; k++) started[k] = start(&runs[k], chains[k], targets[k], &out[k]);
+    for (;;) {
+        /* The chains still iterating, gathered so the passes below only compute. */
+        for (k = 0, m = 0, longest = 0; k < count; k++) {
+            if (!started[k] || !runs[k].active) continue;
+            live[m] = k;
+            n[m] = chains[k]->n;
+            p[m] = chains[k]->work;
+            dir[m] = chains[k]->dir;
+            length[m] = chains[k]->length;
+            if (n[m] > longest) longest = n[m];
+            p[m][n[m]] = targets[k];
+            m++;
+        }
+        if (m == 0) break;
+        for (s = 0; s < longest; s++) {
+            for (j = 0; j < m; j++) {
+                int i = n[j] - 1 - s;
+                if (i < 0) continue;
+                p[j][i] = ik_v3_sub(p[j][i + 1],
+                                    ik_v3_resize_or(ik_v3_sub(p[j][i + 1], p[j][i]), length[j][i], dir[j][i]));
+            }
+        }
+        for (j = 0; j < m; j++) p[j][0] = chains[live[j]]->joint[0];
+        for (s = 0; s < longest; s++) {
+            for (j = 0; j < m; j++) {
+                if (s >= n[j]) continue;
+                p[j][s + 1] = ik_v3_add(p[j][s],
+                                        ik_v3_resize_or(ik_v3_sub(p[j][s + 1], p[j][s]), length[j][s], dir[j][s]));
+            }
+        }
+        for (j = 0; j < m; j++) after_iteration(&runs[live[j]]);
+    }
+    for (k = 0; k < count; k++)
+        if (started[k]) end(&runs[k], &out[k]);
 }

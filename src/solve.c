@@ -111,16 +111,15 @@ static void restore_twist(ik_chain *c)
 
 typedef void (*solver_fn)(ik_chain *, ik_vec3, ik_result *);
 
-static ik_status run(ik_chain *c, const ik_real *target, ik_result *out, solver_fn solve)
+/*
+ * The way in, for a checked target t: remembers the pose, then either stretches (the
+ * chain is solved: returns 0) or sets *aim, the (softened) target the solver is to reach,
+ * and returns 1.
+ */
+static int way_in(ik_chain *c, ik_vec3 t, ik_vec3 *aim)
 {
     const ik_settings *s = &c->settings;
-    ik_vec3 t, aim;
     ik_real reach, d;
-    ik_result r;
-    ik_status st = check_target(c, target, &t);
-    if (st != IK_OK) return st;
-    if (solve == ik_two_bone_chain && c->n != 2) return IK_ERR_NOT_TWO_BONE;
-
     ik_chain_update(c);
     save_pose(c);
     c->kicked = 0;
@@ -129,23 +128,39 @@ static ik_status run(ik_chain *c, const ik_real *target, ik_result *out, solver_
     if (s->stretch && d > reach && reach > 0) {
         c->scale = d / reach;
         straighten(c, t);
-        r.iterations = 1;
-    } else {
-        if (c->scale != 1) { /* back to the bones' own lengths */
-            c->scale = 1;
-            c->stale_from = 0;
-            ik_chain_update(c);
-        }
-        aim = t;
-        if (!s->stretch && s->softness > 0 && d > 0)
-            aim = ik_v3_add(c->joint[0], ik_v3_scale(ik_v3_sub(t, c->joint[0]),
-                                                     ik_soft_distance(d, reach, s->softness) / d));
-        solve(c, aim, &r);
-        if (c->kicked && c->dim == 3 && solve != ik_ccd) restore_twist(c);
+        return 0;
     }
+    if (c->scale != 1) { /* back to the bones' own lengths */
+        c->scale = 1;
+        c->stale_from = 0;
+        ik_chain_update(c);
+    }
+    *aim = t;
+    if (!s->stretch && s->softness > 0 && d > 0)
+        *aim = ik_v3_add(c->joint[0], ik_v3_scale(ik_v3_sub(t, c->joint[0]),
+                                                  ik_soft_distance(d, reach, s->softness) / d));
+    return 1;
+}
+
+/* The way out: twist after an escape (position-based solvers), the limits, mix, the result. */
+static void way_out(ik_chain *c, ik_vec3 t, int iterations, int position_based, ik_result *out)
+{
+    if (c->kicked && c->dim == 3 && position_based) restore_twist(c);
     ik_chain_clamp_limits(c);
-    if (s->mix < 1) mix_pose(c, s->mix);
-    ik_chain_finish(c, t, r.iterations, out);
+    if (c->settings.mix < 1) mix_pose(c, c->settings.mix);
+    ik_chain_finish(c, t, iterations, out);
+}
+
+static ik_status run(ik_chain *c, const ik_real *target, ik_result *out, solver_fn solve)
+{
+    ik_vec3 t, aim;
+    ik_result r;
+    ik_status st = check_target(c, target, &t);
+    if (st != IK_OK) return st;
+    if (solve == ik_two_bone_chain && c->n != 2) return IK_ERR_NOT_TWO_BONE;
+    r.iterations = 1;
+    if (way_in(c, t, &aim)) solve(c, aim, &r);
+    way_out(c, t, r.iterations, solve != ik_ccd, out);
     return IK_OK;
 }
 
@@ -176,12 +191,37 @@ ik_status ik_chain_solve(ik_chain *c, const ik_real *target, ik_result *out)
     return run(c, target, out, solvers[c->settings.solver]);
 }
 
+/*
+ * A batch: FABRIK solves of chains without limits, run interleaved (ik_fabrik_batch) so
+ * the independent chains' square roots and divisions overlap. Each chain is solved exactly
+ * as ik_chain_solve would: the same way in and out, the same arithmetic in the same order.
+ */
+typedef struct batch {
+    int count;
+    ik_chain *chain[IK_BATCH];
+    ik_vec3 target[IK_BATCH], aim[IK_BATCH];
+    ik_result result[IK_BATCH];
+} batch;
+
+static int flush(batch *b)
+{
+    int k, reached = 0;
+    ik_fabrik_batch(b->chain, b->aim, b->count, b->result);
+    for (k = 0; k < b->count; k++) {
+        way_out(b->chain[k], b->target[k], b->result[k].iterations, 1, &b->result[k]);
+        reached += b->result[k].reached;
+    }
+    b->count = 0;
+    return reached;
+}
+
 ik_status ik_solve_many(ik_chain *const *chains, int count, const ik_real *targets,
                         int *reached_count, int *failed)
 {
-    int k, reached = 0, dim = count > 0 ? chains[0]->dim : 2;
+    int k, j, reached = 0, dim = count > 0 ? chains[0]->dim : 2;
     ik_vec3 t;
     ik_result r;
+    batch b;
     for (k = 0; k < count; k++) {
         ik_status st = chains[k]->dim != dim
                            ? IK_ERR_DIMENSION
@@ -191,10 +231,29 @@ ik_status ik_solve_many(ik_chain *const *chains, int count, const ik_real *targe
             return st;
         }
     }
+    b.count = 0;
     for (k = 0; k < count; k++) {
-        ik_chain_solve(chains[k], targets + (size_t)k * (size_t)dim, &r);
-        reached += r.reached;
+        ik_chain *c = chains[k];
+        const ik_real *target = targets + (size_t)k * (size_t)dim;
+        if (c->settings.solver != IK_SOLVER_FABRIK || c->limited) {
+            ik_chain_solve(c, target, &r);
+            reached += r.reached;
+            continue;
+        }
+        /* A chain already in the batch must see its first solve finished first. */
+        for (j = 0; j < b.count; j++)
+            if (b.chain[j] == c) reached += flush(&b);
+        check_target(c, target, &t);
+        if (!way_in(c, t, &b.aim[b.count])) {
+            way_out(c, t, 1, 1, &r);
+            reached += r.reached;
+            continue;
+        }
+        b.chain[b.count] = c;
+        b.target[b.count] = t;
+        if (++b.count == IK_BATCH) reached += flush(&b);
     }
+    if (b.count > 0) reached += flush(&b);
     if (reached_count) *reached_count = reached;
     return IK_OK;
 }
@@ -234,6 +293,8 @@ ik_escape ik_escape_start(const ik_chain *c, ik_vec3 target)
     }
     e.last = ik_chain_tip_distance(c, target);
     e.kicks = 0;
+    /* A converged solve (tolerance 0, say) also stops improving: that is not a lock-up. */
+    e.floor = 1e-9 * total;
     /* Reach: the ring between the longest bone less the others, and the whole length. */
     e.reachable = c->settings.escape && d <= total && d >= 2 * longest - total;
     return e;
@@ -242,6 +303,7 @@ ik_escape ik_escape_start(const ik_chain *c, ik_vec3 target)
 int ik_escape_stuck(const ik_chain *c, ik_escape *e, ik_real distance)
 {
     int stuck = e->reachable && e->kicks < ESCAPE_KICKS && distance > c->settings.tolerance &&
+                distance > e->floor &&
                 distance >= e->last * (1 - (c->limited ? STUCK_LIMITED : STUCK_FREE));
     e->last = distance;
     return stuck;
