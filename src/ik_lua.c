@@ -718,16 +718,18 @@ static ik_chain *chain_at(lua_State *L, int k)
 }
 
 /*
- * Solves chain by chain, reading the targets straight from the Lua array, so nothing is
- * allocated. Everything is checked in a first pass so that a rejected call solves nothing.
+ * Everything is checked in a first pass, so a rejected call solves nothing. Then the chains
+ * go to the core in blocks gathered on the C stack (nothing is allocated), where
+ * ik_solve_many interleaves chains that share a solver for speed.
  */
+#define SOLVE_BLOCK 64
+
 static int mod_solve_many(lua_State *L)
 {
     size_t raw_count;
-    int count, dim = 2, k, d, reached_count = 0;
-    ik_chain *chain;
-    ik_real target[MAX_DIM];
-    ik_result result;
+    int count, dim = 2, k, d, block, reached_count = 0, reached;
+    ik_chain *chain, *chains[SOLVE_BLOCK];
+    ik_real targets[SOLVE_BLOCK * MAX_DIM];
     ik_status status;
 
     luaL_checktype(L, 1, LUA_TTABLE);
@@ -751,14 +753,17 @@ static int mod_solve_many(lua_State *L)
     }
     for (k = 1; k <= count * dim; k++) check_element(L, 2, k, "target");
 
-    for (k = 0; k < count; k++) {
-        chain = chain_at(L, k + 1);
-        for (d = 0; d < dim; d++) target[d] = check_element(L, 2, k * dim + d + 1, "target");
-        status = ik_chain_solve(chain, target, &result);
+    for (block = 0; block < count; block += SOLVE_BLOCK) {
+        int size = count - block < SOLVE_BLOCK ? count - block : SOLVE_BLOCK;
+        for (k = 0; k < size; k++) {
+            chains[k] = chain_at(L, block + k + 1);
+            for (d = 0; d < dim; d++)
+                targets[k * dim + d] = check_element(L, 2, (block + k) * dim + d + 1, "target");
+        }
+        status = ik_solve_many(chains, size, targets, &reached, NULL);
         if (status != IK_OK) /* unreachable after the first pass */
-            luaL_argerror(L, 1,
-                          lua_pushfstring(L, "chain %d: %s", k + 1, ik_status_string(status)));
-        reached_count += result.reached != 0;
+            luaL_argerror(L, 1, ik_status_string(status));
+        reached_count += reached;
     }
     lua_pushinteger(L, reached_count);
     return 1;
