@@ -254,8 +254,11 @@ ik_status ik_chain_solve_two_bone(ik_chain *chain, const ik_real *target, ik_res
 
 /*
  * Solves count chains of one dimension, chain k towards targets[k*dim ..], each exactly
- * as ik_chain_solve would. All targets are checked first: on an error nothing changes and
- * *failed is the index of the offending chain. *reached_count counts the reached ones.
+ * as ik_chain_solve would (bit for bit). All targets are checked first: on an error nothing
+ * changes and *failed is the index of the offending chain. *reached_count counts the
+ * reached ones. FABRIK chains without limits are solved up to 8 at a time with their
+ * passes interleaved, so the independent chains' square roots and divisions overlap: about
+ * twice the throughput of one chain at a time (see `make bench`).
  */
 ik_status ik_solve_many(ik_chain *const *chains, int count, const ik_real *targets,
                         int *reached_count, int *failed);
