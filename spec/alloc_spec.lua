@@ -377,3 +377,144 @@ describe("3D hot path allocation (20,000 calls each, < 1 KB)", function()
         end)
     end
 end)
+
+describe("joint limits and the controls: hot path allocation (20,000 calls each, < 1 KB)", function()
+    local c, c3, ch, cs, cm, cm3
+
+    before_each(function()
+        -- 2D: a range on every bone
+        c = ik.chain2d({ 1, 1, 1, 1 }, 0.5, -0.5, 0.2)
+        for i = 1, 4 do c:set_limit(i, -1 + 0.1 * i, 1.2) end
+        c:configure({ iterations = 8, tolerance = 1e-6 })
+        -- 3D: a hinge, a cone with a twist, a cone, a twist
+        c3 = ik.chain3d({ 1, 1, 1, 1 }, 0.5, -0.5, 0.2)
+        c3:set_hinge(1, 0, 0, 1, -1, 1)
+        c3:set_cone(2, 0.8)
+        c3:set_twist(2, -0.5, 0.5)
+        c3:set_cone(3, 1.2)
+        c3:set_twist(4, -0.2, 0.3)
+        c3:configure({ iterations = 8, tolerance = 1e-6 })
+        -- straight chains for the escape
+        ch = ik.chain2d({ 1, 1 })
+        cs = ik.chain3d({ 1, 1, 1 })
+        ch:configure({ iterations = 16 })
+        cs:configure({ iterations = 16, pole = { 0, 0, 1 } })
+        -- mix, softness, stretch
+        cm = ik.chain2d({ 1, 1, 1 })
+        cm:configure({ iterations = 8, mix = 0.5, softness = 0.3, stretch = false })
+        cm3 = ik.chain3d({ 1, 1, 1 })
+        cm3:configure({ iterations = 8, mix = 0.5, softness = 0.3 })
+    end)
+
+    local CASES = {
+        { "c:set_limit(i, min, max), c:limit(i), c:clear_limit(i) (2D)", function(n)
+            local s = 0
+            for i = 1, n do
+                local b = 1 + i % 4
+                c:set_limit(b, -0.5, (i % 5) * 0.1)
+                local lo, hi = c:limit(b)
+                s = s + lo + hi
+                if i % 3 == 0 then c:clear_limit(b) end
+            end
+            return s
+        end },
+        { "c:set_hinge, c:set_cone, c:set_twist, c:clear_limit (3D)", function(n)
+            for i = 1, n do
+                local b = 1 + i % 4
+                if i % 3 == 0 then
+                    c3:set_hinge(b, 0, 1, (i % 5) * 0.1, -1, 1)
+                elseif i % 3 == 1 then
+                    c3:set_cone(b, (i % 7) * 0.1)
+                    c3:set_twist(b, -0.5, 0.5)
+                else
+                    c3:clear_limit(b)
+                end
+            end
+        end },
+        { "c:solve_fabrik, solve_ccd, solve_relax (2D, every bone limited)", function(n)
+            local s = 0
+            for i = 1, n do
+                local x, y = 1 + (i % 7) * 0.3, 1 - (i % 5) * 0.3
+                local _, d, it
+                if i % 3 == 0 then _, d, it = c:solve_fabrik(x, y)
+                elseif i % 3 == 1 then _, d, it = c:solve_ccd(x, y)
+                else _, d, it = c:solve_relax(x, y) end
+                s = s + d + it
+            end
+            return s
+        end },
+        { "c:solve_fabrik, solve_ccd, solve_relax (3D, hinge, cones, twists)", function(n)
+            local s = 0
+            for i = 1, n do
+                local x, y, z = 1 + (i % 7) * 0.3, 1 - (i % 5) * 0.3, (i % 3) * 0.4
+                local _, d, it
+                if i % 3 == 0 then _, d, it = c3:solve_fabrik(x, y, z)
+                elseif i % 3 == 1 then _, d, it = c3:solve_ccd(x, y, z)
+                else _, d, it = c3:solve_relax(x, y, z) end
+                s = s + d + it
+            end
+            return s
+        end },
+        { "the escape: a straight 2-bone chain solving (0.5, 0) with fabrik, ccd, relax (2D)", function(n)
+            local s = 0
+            for i = 1, n do
+                ch:set_angle(1, 0)
+                ch:set_angle(2, 0)
+                local _, d, it
+                if i % 3 == 0 then _, d, it = ch:solve_fabrik(0.5, 0)
+                elseif i % 3 == 1 then _, d, it = ch:solve_ccd(1.2, 0)
+                else _, d, it = ch:solve_relax(-0.5, 0) end
+                s = s + d + it
+            end
+            return s
+        end },
+        { "the escape: a straight 3-bone chain solving (1.5, 0, 0) with fabrik, relax (3D)", function(n)
+            local s = 0
+            for i = 1, n do
+                for b = 1, 3 do cs:set_rotation(b, 1, 0, 0, 0) end
+                local _, d, it
+                if i % 2 == 0 then _, d, it = cs:solve_fabrik(1.5, 0, 0)
+                else _, d, it = cs:solve_relax(1.5, 0, 0) end
+                s = s + d + it
+            end
+            return s
+        end },
+        { "c:solve with mix 0.5 and softness 0.3, near and beyond the reach (2D and 3D)", function(n)
+            local s = 0
+            for i = 1, n do
+                local r = 2 + (i % 9) * 0.25
+                local _, d, it = cm:solve(r * 0.8, r * 0.6)
+                local _, d3, it3 = cm3:solve(r * 0.6, r * 0.48, r * 0.64)
+                s = s + d + it + d3 + it3
+            end
+            return s
+        end },
+        { "c:solve with stretch, alternating far and near targets, and c:stretch_factor() (2D and 3D)", function(n)
+            cm:configure({ stretch = true })
+            cm3:configure({ stretch = true })
+            local s = 0
+            for i = 1, n do
+                local r = i % 2 == 0 and 5 or 1.5
+                local _, d = cm:solve(r * 0.8, r * 0.6)
+                local _, d3 = cm3:solve(r * 0.6, r * 0.48, r * 0.64)
+                s = s + d + d3 + cm:stretch_factor() + cm3:stretch_factor()
+            end
+            return s
+        end },
+        { "ik.soft_distance(d, reach, softness)", function(n)
+            local s = 0
+            local soft_distance = ik.soft_distance
+            for i = 1, n do
+                s = s + soft_distance((i % 50) * 0.1, 3, 0.5)
+            end
+            return s
+        end },
+    }
+
+    for _, cs_ in ipairs(CASES) do
+        it(cs_[1] .. " allocates < 1 KB over 20,000 calls", function()
+            local kb = measure(cs_[2])
+            assert.is_true(kb < LIMIT_KB, string.format("%s allocated %.2f KB over %d calls", cs_[1], kb, CALLS))
+        end)
+    end
+end)

@@ -457,4 +457,216 @@ function h.argerror_any(ks, name, f)
     return false, table.concat(msgs, "; or ")
 end
 
+-- ---------------------------------------------------------------------------------------
+-- Joint limits. The limits a spec sets are kept in Lua tables, so the checks do not trust
+-- the chain's own getters:
+--   2D: L[i] = { min, max }, or false for a bone without a limit;
+--   3D: L[i] = { hinge = { ax, ay, az } (unit), min = , max = }, or { cone = half or nil,
+--       twist = { min, max } or nil }, or false.
+
+h.LIMIT_TOL = 1e-9
+
+-- a within [min, max] up to tol; pi and -pi are one angle, so an angle within tol of a bound
+-- around the circle counts as on it.
+function h.angle_within(a, min, max, tol)
+    tol = tol or h.LIMIT_TOL
+    if a >= min - tol and a <= max + tol then
+        return true
+    end
+    return h.angle_diff(a, min) <= tol or h.angle_diff(a, max) <= tol
+end
+
+-- 3D measures of a local rotation (w, x, y, z), the same for q and -q.
+-- The swing: the angle between the bone's direction (local +x rotated by q) and the
+-- parent's +x, acos(1 - 2 (y^2 + z^2)); computed as 2 atan2(|(y, z)|, |(w, x)|), the same
+-- angle without acos's loss of precision near 0.
+function h.swing_angle(w, x, y, z)
+    return 2 * atan2(sqrt(y * y + z * z), sqrt(w * w + x * x))
+end
+
+-- The twist about the bone's own axis (local +x): 2 atan2(x, w), wrapped to [-pi, pi].
+function h.twist_angle(w, x, y, z)
+    return h.wrap(2 * atan2(x, w))
+end
+
+-- How far q is from a turn about the unit axis a: |v x a|, v the vector part (0 for a pure
+-- turn about a). A cross product, not sqrt(|v|^2 - (v.a)^2), which loses ~1e-8 to
+-- cancellation.
+function h.hinge_off(w, x, y, z, ax, ay, az)
+    return h.len3(h.cross3(x, y, z, ax, ay, az))
+end
+
+-- The angle of q's turn about the unit axis a: 2 atan2(v.a, w), wrapped.
+function h.hinge_angle(w, x, y, z, ax, ay, az)
+    return h.wrap(2 * atan2(x * ax + y * ay + z * az, w))
+end
+
+-- A range [center - half, center + half] within [-pi, pi], half in [lo, hi].
+function h.random_range(rng, lo, hi)
+    local half = rng.uniform(lo or 0.2, hi or 1.5)
+    local center = rng.uniform(-pi + half, pi - half)
+    return center - half, center + half
+end
+
+-- 2D: n random ranges (every bone limited), set on c when given.
+function h.random_limits2(rng, n, c)
+    local L = {}
+    for i = 1, n do
+        local lo, hi = h.random_range(rng)
+        L[i] = { lo, hi }
+    end
+    if c then
+        h.apply_limits2(c, L)
+    end
+    return L
+end
+
+function h.apply_limits2(c, L)
+    for i = 1, #L do
+        if L[i] then
+            c:set_limit(i, L[i][1], L[i][2])
+        else
+            c:clear_limit(i)
+        end
+    end
+end
+
+-- Random local angles within the limits L (any angle for a bone without one).
+function h.random_within2(rng, L)
+    local angles = {}
+    for i = 1, #L do
+        angles[i] = L[i] and rng.uniform(L[i][1], L[i][2]) or rng.angle()
+    end
+    return angles
+end
+
+-- 3D: n random limits of a kind: "cone" (a cone and a twist range on every bone), "hinge"
+-- (a random axis and range), or "mixed" (either, per bone). Set on c when given.
+function h.random_limits3(rng, n, kind, c)
+    local L = {}
+    for i = 1, n do
+        local k = kind
+        if k == "mixed" then
+            k = rng.next() < 0.5 and "cone" or "hinge"
+        end
+        if k == "hinge" then
+            local ax, ay, az = h.random_dir(rng)
+            local lo, hi = h.random_range(rng)
+            L[i] = { hinge = { ax, ay, az }, min = lo, max = hi }
+        else
+            local cone = rng.uniform(0.2, 1.5)
+            local lo, hi = h.random_range(rng)
+            L[i] = { cone = cone, twist = { lo, hi } }
+        end
+    end
+    if c then
+        h.apply_limits3(c, L)
+    end
+    return L
+end
+
+function h.apply_limits3(c, L)
+    for i = 1, #L do
+        local l = L[i]
+        c:clear_limit(i)
+        if l and l.hinge then
+            -- l.given: the axis as passed (any nonzero length; l.hinge is it made unit);
+            -- l.default: no range passed, so the range is [-pi, pi]
+            local g = l.given or l.hinge
+            if l.default then
+                c:set_hinge(i, g[1], g[2], g[3])
+            else
+                c:set_hinge(i, g[1], g[2], g[3], l.min, l.max)
+            end
+        elseif l then
+            if l.cone then
+                c:set_cone(i, l.cone)
+            end
+            if l.twist then
+                c:set_twist(i, l.twist[1], l.twist[2])
+            end
+        end
+    end
+end
+
+-- The rotation swing * twist: a swing by angle s about (0, cos phi, sin phi) (the bone then
+-- points s away from the parent's +x), then a twist by t about the bone's own axis.
+function h.swing_twist(phi, s, t)
+    local sw, sx, sy, sz = h.qaxis(0, cos(phi), sin(phi), s)
+    local tw, tx, ty, tz = h.qaxis(1, 0, 0, t)
+    return h.qmul(sw, sx, sy, sz, tw, tx, ty, tz)
+end
+
+-- Random local rotations {{w, x, y, z}, ...} within the limits L.
+function h.random_within3(rng, L)
+    local rots = {}
+    for i = 1, #L do
+        local l = L[i]
+        if not l then
+            rots[i] = { h.random_quat(rng) }
+        elseif l.hinge then
+            rots[i] = { h.qaxis(l.hinge[1], l.hinge[2], l.hinge[3], rng.uniform(l.min, l.max)) }
+        else
+            local phi = rng.angle()
+            local s = rng.uniform(0, l.cone or pi)
+            local t = l.twist and rng.uniform(l.twist[1], l.twist[2]) or rng.angle()
+            rots[i] = { h.swing_twist(phi, s, t) }
+        end
+    end
+    return rots
+end
+
+-- Checks (into checker chk) that every limited bone of the 2D chain c is within L.
+function h.check_limits2(chk, c, L, what)
+    for i = 1, #L do
+        local l = L[i]
+        if l then
+            local a = c:angle(i)
+            chk:ok(h.angle_within(a, l[1], l[2]), "%s: angle(%d) = %.17g is outside [%.17g, %.17g]", what, i, a, l[1], l[2])
+        end
+    end
+end
+
+-- The same for a 3D chain: a hinge bone turns only about its axis (|v x axis| <= tol) by
+-- an angle within its range; a cone bone's swing is at most the half angle; a twist
+-- bone's twist is within its range.
+function h.check_limits3(chk, c, L, what)
+    local tol = h.LIMIT_TOL
+    for i = 1, #L do
+        local l = L[i]
+        if l then
+            local w, x, y, z = c:rotation(i)
+            if l.hinge then
+                local ax, ay, az = l.hinge[1], l.hinge[2], l.hinge[3]
+                local off = h.hinge_off(w, x, y, z, ax, ay, az)
+                chk:ok(off <= tol, "%s: rotation(%d) = (%.17g, %.17g, %.17g, %.17g) is %.3g off the hinge axis (%.17g, %.17g, %.17g)",
+                    what, i, w, x, y, z, off, ax, ay, az)
+                local a = h.hinge_angle(w, x, y, z, ax, ay, az)
+                chk:ok(h.angle_within(a, l.min, l.max), "%s: bone %d hinge angle %.17g is outside [%.17g, %.17g]", what, i, a, l.min, l.max)
+            else
+                if l.cone then
+                    local s = h.swing_angle(w, x, y, z)
+                    chk:ok(s <= l.cone + tol, "%s: rotation(%d) = (%.17g, %.17g, %.17g, %.17g) swings %.17g, beyond the cone %.17g",
+                        what, i, w, x, y, z, s, l.cone)
+                end
+                if l.twist then
+                    local t = h.twist_angle(w, x, y, z)
+                    chk:ok(h.angle_within(t, l.twist[1], l.twist[2]), "%s: rotation(%d) = (%.17g, %.17g, %.17g, %.17g) twists %.17g, outside [%.17g, %.17g]",
+                        what, i, w, x, y, z, t, l.twist[1], l.twist[2])
+                end
+            end
+        end
+    end
+end
+
+-- The 2D limits as the chain reports them: {{min, max} or false, ...}.
+function h.limits2(c)
+    local t = {}
+    for i = 1, c:count() do
+        local min, max = c:limit(i)
+        t[i] = min ~= nil and { min, max } or false
+    end
+    return t
+end
+
 return h

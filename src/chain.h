@@ -128,6 +128,7 @@ typedef struct ik_escape {
     int kicks;     /* bends so far in this solve */
     int reachable; /* escape is on and the target is within the chain's reach */
     ik_real floor; /* distances below this are rounding, not a lock-up */
+    ik_real slow;  /* an iteration gaining less than this fraction counts as stuck */
 } ik_escape;
 ik_escape ik_escape_start(const ik_chain *chain, ik_vec3 target);
 int ik_escape_stuck(const ik_chain *chain, ik_escape *escape, ik_real distance);

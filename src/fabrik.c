@@ -18,7 +18,8 @@
  * with no limits keeps the plain passes, which need no trigonometry.
  *
  * Unreachable (|target - base| >= total length): the chain straightens towards the target
- * in one step, as in the paper. A solve that stops making progress on a target within
+ * in one step, as in the paper; so does a target within tolerance of full reach, which
+ * the straight chain reaches and FABRIK's passes approach only very slowly. A solve that stops making progress on a target within
  * reach escapes (solve.c) unless settings.escape is off.
  */
 #include "chain.h"
@@ -98,7 +99,8 @@ static int start(run *r, ik_chain *c, ik_vec3 target, ik_result *out)
         return 0;
     }
     for (i = 0; i < c->n; i++) total += c->length[i];
-    if (ik_v3_len(ik_v3_sub(target, base)) >= total) {
+    /* Out of reach, or within tolerance of full reach (where FABRIK crawls): straight. */
+    if (ik_v3_len(ik_v3_sub(target, base)) >= total - c->settings.tolerance) {
         ik_vec3 u = ik_v3_normalize_or(ik_v3_sub(target, base), c->dir[0]);
         p[0] = base;
         for (i = 0; i < c->n; i++) p[i + 1] = ik_v3_add(p[i], ik_v3_scale(u, c->length[i]));

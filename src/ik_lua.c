@@ -449,12 +449,18 @@ static int chain_world_angle(lua_State *L)
 
 /* ---- methods: joint limits ---- */
 
+/* The argument a bad [min, max] range is blamed on: min, unless only max is wrong. */
+static int range_arg(ik_real min, ik_real max, int min_arg)
+{
+    return (min < -IK_PI_LUA || min > IK_PI_LUA || min > max) ? min_arg : min_arg + 1;
+}
+
 static int chain_set_limit(lua_State *L)
 {
     ik_chain *chain = check_chain2d(L);
     int bone = check_index(L, 2, ik_chain_count(chain));
     ik_real min = check_real(L, 3), max = check_real(L, 4);
-    check_status(L, ik_chain2d_set_limit(chain, bone, min, max), min > max ? 3 : 4);
+    check_status(L, ik_chain2d_set_limit(chain, bone, min, max), range_arg(min, max, 3));
     return 0;
 }
 
@@ -483,7 +489,7 @@ static int chain_set_hinge(lua_State *L)
     min = opt_real(L, 6, -IK_PI_LUA);
     max = opt_real(L, 7, IK_PI_LUA);
     status = ik_chain3d_set_hinge(chain, bone, axis, min, max);
-    check_status(L, status, status == IK_ERR_AXIS ? 3 : min > max ? 6 : 7);
+    check_status(L, status, status == IK_ERR_AXIS ? 3 : range_arg(min, max, 6));
     return 0;
 }
 
@@ -500,7 +506,7 @@ static int chain_set_twist(lua_State *L)
     ik_chain *chain = check_chain3d(L);
     int bone = check_index(L, 2, ik_chain_count(chain));
     ik_real min = check_real(L, 3), max = check_real(L, 4);
-    check_status(L, ik_chain3d_set_twist(chain, bone, min, max), min > max ? 3 : 4);
+    check_status(L, ik_chain3d_set_twist(chain, bone, min, max), range_arg(min, max, 3));
     return 0;
 }
 

@@ -43,9 +43,14 @@ ik_quat ik_limit_rotation(const ik_limit *limit, ik_quat q)
 {
     ik_vec3 x_axis = ik_v3(1, 0, 0);
     ik_quat twist, swing;
-    ik_real angle, s;
+    ik_real angle, s, twist_held;
+    int cone_held;
     if (limit->flags & IK_LIMIT_HINGE) {
-        angle = clamp_circular(twist_angle(q, limit->axis), limit->min, limit->max);
+        ik_real raw = twist_angle(q, limit->axis);
+        ik_vec3 off_axis = ik_v3_cross(ik_v3(q.x, q.y, q.z), limit->axis);
+        angle = clamp_circular(raw, limit->min, limit->max);
+        /* Already a turn about the axis, within range (to rounding): returned as it is. */
+        if (angle == raw && ik_v3_len(off_axis) <= 1e-15) return q;
         return ik_q_axis_angle(limit->axis, angle);
     }
     if (!(limit->flags & (IK_LIMIT_CONE | IK_LIMIT_TWIST))) return q;
@@ -53,15 +58,16 @@ ik_quat ik_limit_rotation(const ik_limit *limit, ik_quat q)
     angle = twist_angle(q, x_axis);
     /* The swing is what is left once the bone's own twist is taken out: q * twist^-1. */
     swing = ik_q_mul(q, ik_q_conj(ik_q_axis_angle(x_axis, angle)));
-    if (limit->flags & IK_LIMIT_TWIST) {
-        angle = clamp_circular(angle, limit->twist_min, limit->twist_max);
-    }
-    twist = ik_q_axis_angle(x_axis, angle);
     if (swing.w < 0) swing = ik_q(-swing.w, -swing.x, -swing.y, -swing.z);
     s = sqrt(swing.y * swing.y + swing.z * swing.z);
-    if ((limit->flags & IK_LIMIT_CONE) && s > 0 && 2 * atan2(s, swing.w) > limit->cone) {
-        swing = ik_q_axis_angle(ik_v3(0, swing.y / s, swing.z / s), limit->cone);
-    }
+    twist_held = (limit->flags & IK_LIMIT_TWIST)
+                     ? clamp_circular(angle, limit->twist_min, limit->twist_max)
+                     : angle;
+    cone_held = !((limit->flags & IK_LIMIT_CONE) && s > 0 && 2 * atan2(s, swing.w) > limit->cone);
+    /* Within its limits, a rotation is returned as it is, to the bit. */
+    if (twist_held == angle && cone_held) return q;
+    twist = ik_q_axis_angle(x_axis, twist_held);
+    if (!cone_held) swing = ik_q_axis_angle(ik_v3(0, swing.y / s, swing.z / s), limit->cone);
     return ik_q_normalize(ik_q_mul(swing, twist));
 }
 

@@ -36,7 +36,8 @@ ik_real ik_soft_distance(ik_real d, ik_real reach, ik_real softness)
     ik_real start = reach - softness, span = softness;
     if (start < 0) start = 0, span = reach;
     if (!(span > 0) || !(d > start)) return d;
-    return start + span * (1 - exp(-(d - start) / span));
+    /* Written from the reach down, so rounding can never put the result beyond it. */
+    return reach - span * exp(-(d - start) / span);
 }
 
 /* Every bone along the base->target line (within its limits). */
@@ -70,9 +71,13 @@ static void mix_pose(ik_chain *c, ik_real mix)
 {
     int i;
     for (i = 0; i < c->n; i++) {
-        if (c->dim == 2 && mix == 0) { /* exactly the pose before, angles and all */
-            c->turn[i] = c->prev_turn[i];
-            c->angle[i] = c->prev_angle[i];
+        if (mix == 0) { /* exactly the pose before, angles and all */
+            if (c->dim == 2) {
+                c->turn[i] = c->prev_turn[i];
+                c->angle[i] = c->prev_angle[i];
+            } else {
+                c->rot[i] = c->prev_rot[i];
+            }
         } else if (c->dim == 2) {
             ik_real from = c->prev_angle[i], to = ik_chain_angle(c, i);
             if (from != from) from = atan2(c->prev_turn[i].y, c->prev_turn[i].x);
@@ -80,9 +85,11 @@ static void mix_pose(ik_chain *c, ik_real mix)
             ik_chain_set_turn_angle(c, i, c->limit[i].flags ? from + mix * (to - from)
                                                             : from + mix * ik_wrap_angle(to - from));
         } else {
-            c->rot[i] = ik_limit_rotation(&c->limit[i], ik_q_slerp(c->prev_rot[i], c->rot[i], mix));
+            c->rot[i] = ik_q_slerp(c->prev_rot[i], c->rot[i], mix);
         }
     }
+    /* The pose before may have been beyond the limits: they win over mix too. */
+    ik_chain_clamp_limits(c);
     c->stale_from = 0;
 }
 
@@ -148,6 +155,7 @@ static void way_out(ik_chain *c, ik_vec3 t, int iterations, int position_based, 
     if (c->kicked && c->dim == 3 && position_based) restore_twist(c);
     ik_chain_clamp_limits(c);
     if (c->settings.mix < 1) mix_pose(c, c->settings.mix);
+    c->stale_from = 0;
     ik_chain_finish(c, t, iterations, out);
 }
 
@@ -262,20 +270,25 @@ ik_status ik_solve_many(ik_chain *const *chains, int count, const ik_real *targe
 
 /*
  * A solve is stuck when an iteration brings the tip no closer (by a part in a million)
- * while the target is within the chain's reach: FABRIK and relaxation on a straight chain
- * with the target on its line, CCD when every joint already sees the tip and the target in
- * one direction, or an oscillation. The escape then bends the chain: each bone turns by
- * (i + 1) * ESCAPE_ANGLE towards the preferred side (a curl), within its limits, and the
- * solve goes on from there. The side is bend (2D) or the pole (3D, else a fixed
- * perpendicular of the base->target line); even-numbered bends try the other side. At
- * most ESCAPE_KICKS bends per solve, so a target out of reach costs bounded work.
+ * while the target is within the chain's reach and the distance is more than rounding:
+ * FABRIK and relaxation on a straight chain with the target on its line, CCD when every
+ * joint already sees the tip and the target in one direction, or an oscillation. The
+ * escape then turns the first bone (the rest follow rigidly) by ESCAPE_ANGLE towards the
+ * preferred side of the line to the target, and the solve goes on from there: with its
+ * joints off that line, on that side, the chain converges bending to that side. The side is
+ * the one bend (2D: positive joint angles, as in the two-bone solve) or the pole (3D, else
+ * a fixed perpendicular of the line) asks for; every other bend tries the other side, in
+ * case the limits forbid the first. At most ESCAPE_KICKS bends per solve, so a target out
+ * of reach costs bounded work.
  *
  * Limits make minima of their own, where the position-based solvers creep rather than
  * stop: on a chain with limits an iteration that brings the tip less than STUCK_LIMITED
  * (10%) closer counts as stuck, and FABRIK and relaxation hand the iterations they have
- * left to CCD sweeps (ik_escape_finish), whose every turn stays within the limits. The
- * bench (`make bench`) measured the thresholds: 1e-6, 1e-3, 1e-2, 5e-2 and 0.1 for limited
- * chains, the last best for every solver in 2D and 3D. Everything here is deterministic.
+ * left to CCD sweeps (ik_escape_finish), whose every turn stays within the limits and which
+ * escape their own lock-ups the same way. On limited chains the bend is a curl (every bone
+ * turns, each a little more than its parent), which gets more joints off their limits.
+ * The bench (`make bench`) measured the thresholds: 1e-6, 1e-3, 1e-2, 5e-2 and 0.1 for
+ * limited chains, the last best for every solver in 2D and 3D. Everything is deterministic.
  */
 #define ESCAPE_ANGLE 0.25
 #define ESCAPE_KICKS 4
@@ -295,6 +308,7 @@ ik_escape ik_escape_start(const ik_chain *c, ik_vec3 target)
     e.kicks = 0;
     /* A converged solve (tolerance 0, say) also stops improving: that is not a lock-up. */
     e.floor = 1e-9 * total;
+    e.slow = c->limited ? STUCK_LIMITED : STUCK_FREE;
     /* Reach: the ring between the longest bone less the others, and the whole length. */
     e.reachable = c->settings.escape && d <= total && d >= 2 * longest - total;
     return e;
@@ -304,45 +318,64 @@ int ik_escape_stuck(const ik_chain *c, ik_escape *e, ik_real distance)
 {
     int stuck = e->reachable && e->kicks < ESCAPE_KICKS && distance > c->settings.tolerance &&
                 distance > e->floor &&
-                distance >= e->last * (1 - (c->limited ? STUCK_LIMITED : STUCK_FREE));
+                distance >= e->last * (1 - e->slow);
     e->last = distance;
     return stuck;
 }
 
 int ik_escape_finish(ik_chain *c, ik_vec3 target, int iterations, int first)
 {
+    ik_escape e = ik_escape_start(c, target);
     int iter = 0;
+    e.slow = STUCK_FREE; /* only a real lock-up: slow sweeps are still the way out */
     while (iter < iterations && ik_chain_tip_distance(c, target) > c->settings.tolerance) {
         ik_ccd_sweep(c, target, 1, first);
         iter++;
+        /* The sweeps have lock-ups of their own (a chain folded onto the target's line). */
+        if (ik_escape_stuck(c, &e, ik_chain_tip_distance(c, target)))
+            ik_escape_kick(c, target, &e, first);
     }
     return iter;
 }
 
 void ik_escape_kick(ik_chain *c, ik_vec3 target, ik_escape *e, int first)
 {
-    ik_vec3 line = ik_v3_sub(target, c->joint[0]), axis, side;
     ik_aim parent = ik_aim_start(c);
+    ik_vec3 line, side, axis;
     ik_real angle = ESCAPE_ANGLE * (1 + e->kicks / 2);
     int i;
-    if (e->kicks % 2 == 1) angle = -angle;
+    if (e->kicks % 2 == 1) angle = -angle; /* every other bend tries the other side */
     e->kicks++;
     c->kicked = 1;
 
     ik_chain_update(c);
+    line = ik_v3_normalize_or(ik_v3_sub(target, c->joint[first]), c->dir[first]);
     if (c->dim == 2) {
-        axis = ik_v3(0, 0, c->settings.bend);
+        /*
+         * bend 1 means positive joint angles, as in the two-bone solve: the joints on the
+         * clockwise side of the line to the target.
+         */
+        side = ik_v3_scale(ik_v3(line.y, -line.x, 0), c->settings.bend);
     } else {
-        line = ik_v3_normalize_or(line, c->dir[0]);
         side = c->settings.use_pole
                    ? ik_v3(c->settings.pole[0], c->settings.pole[1], c->settings.pole[2])
                    : ik_v3_any_perpendicular(line);
-        /* Turning about line x side moves the line towards the side. */
-        axis = ik_v3_normalize_or(ik_v3_cross(line, side), ik_v3_any_perpendicular(line));
     }
-    for (i = 0; i < c->n; i++) {
-        ik_quat turn = ik_q_axis_angle(axis, angle * (i - first + 1));
-        ik_aim_bone(c, i, i < first ? c->dir[i] : ik_q_rotate(turn, c->dir[i]), &parent);
+    for (i = 0; i < first; i++) ik_aim_bone(c, i, c->dir[i], &parent);
+    if (c->limited) {
+        /*
+         * Limits: a curl. Each bone from `first` on turns (i - first + 1) times the angle
+         * about line x side, so every joint moves, and some limit has room for it.
+         */
+        axis = ik_v3_normalize_or(ik_v3_cross(line, side), ik_v3_any_perpendicular(line));
+        for (i = first; i < c->n; i++)
+            ik_aim_bone(c, i, ik_q_rotate(ik_q_axis_angle(axis, angle * (i - first + 1)), c->dir[i]),
+                        &parent);
+    } else {
+        /* Bone `first` turns towards the side (about dir x side); the rest follow rigidly. */
+        axis = ik_v3_normalize_or(ik_v3_cross(c->dir[first], side),
+                                  ik_v3_any_perpendicular(c->dir[first]));
+        ik_aim_bone(c, first, ik_q_rotate(ik_q_axis_angle(axis, angle), c->dir[first]), &parent);
     }
     c->stale_from = 0;
     ik_chain_update(c);
