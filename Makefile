@@ -5,6 +5,8 @@
 #   make demo     the headless demo: a table of solves and SVG pictures in demo/out/
 #   make readme-picture   the same, and docs/demo.svg (the picture in the README)
 #   make bench    figures: each solver's success rate and mean iterations (bench/)
+#   make fuzz-lua the randomized API test, long: CALLS (1,000,000) calls under each VM from
+#                 SEED (by default the time, printed first: `make fuzz-lua SEED=n` replays)
 #   make deps     installs the Debian packages the above need (as root), or says how
 
 CC      ?= cc
@@ -26,7 +28,7 @@ BIND_HDR := src/ik_lua_compat.h
 
 CORE_OBJ := $(CORE_SRC:src/%.c=build/core/%.o)
 
-.PHONY: all luajit test demo readme-picture deps bench clean rock-leftovers
+.PHONY: all luajit test demo readme-picture deps bench fuzz-lua clean rock-leftovers
 
 all: ik/core.so libik.a build/examples/solve
 
@@ -77,6 +79,16 @@ readme-picture: deps ik/core.so
 bench: deps ik/core.so luajit
 	lua5.4 bench/rates.lua
 	IK_CPATH="build/luajit/?.so" luajit bench/rates.lua
+
+# The seed is fixed once per make run, so both VMs make the same calls.
+ifeq ($(origin SEED), undefined)
+SEED := $(shell date +%s)
+endif
+CALLS ?= 1000000
+
+fuzz-lua: deps ik/core.so luajit
+	lua5.4 tools/fuzz_lua.lua $(SEED) $(CALLS)
+	IK_CPATH="build/luajit/?.so" luajit tools/fuzz_lua.lua $(SEED) $(CALLS)
 
 clean:
 	rm -rf build ik libik.a demo/out
