@@ -3,7 +3,6 @@
  */
 #include "chain.h"
 
-#include <limits.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,6 +28,7 @@ const char *ik_status_string(ik_status status)
     case IK_ERR_DIMENSION: return "wrong dimension for this chain";
     case IK_ERR_ZERO_ROTATION: return "quaternion has zero length";
     case IK_ERR_POLE: return "pole must be a nonzero finite direction, on a 3D chain";
+    case IK_ERR_RANGE: return "number out of range (magnitude above 1e300)";
     }
     return "unknown status";
 }
@@ -99,8 +99,8 @@ static size_t chain_size(int dim, int n)
 {
     size_t bones;
     if (n < 1) return 0;
-    /* Index arithmetic on joints uses int: keep 4 * (n + 1) within range too. */
-    if (n > INT_MAX / 8) return 0;
+    /* The range of coordinates needs it (ik.h); it also keeps 4 * (n + 1) within an int. */
+    if (n > IK_MAX_BONES) return 0;
     bones = (size_t)n;
     if (bones > (SIZE_MAX - HEADER_SIZE) / sizeof(ik_real) / reals_per_bone(dim) - REALS_EXTRA)
         return 0;
@@ -118,6 +118,7 @@ static ik_status check_lengths(int dim, int n, const ik_real *lengths)
     for (i = 0; i < n; i++) {
         if (!isfinite(lengths[i])) return IK_ERR_NOT_FINITE;
         if (lengths[i] < 0) return IK_ERR_NEGATIVE;
+        if (lengths[i] > IK_MAX_COORD) return IK_ERR_RANGE;
     }
     return IK_OK;
 }
@@ -291,6 +292,16 @@ static int all_finite(const ik_real *v, int count)
     return 1;
 }
 
+/* count coordinates: finite, and within the range of ik.h. */
+static ik_status check_coords(const ik_real *v, int count)
+{
+    int i;
+    if (!all_finite(v, count)) return IK_ERR_NOT_FINITE;
+    for (i = 0; i < count; i++)
+        if (fabs(v[i]) > IK_MAX_COORD) return IK_ERR_RANGE;
+    return IK_OK;
+}
+
 ik_status ik_chain_length(const ik_chain *c, int bone, ik_real *out)
 {
     CHECK_BONE(c, bone);
@@ -303,6 +314,7 @@ ik_status ik_chain_set_length(ik_chain *c, int bone, ik_real length)
     CHECK_BONE(c, bone);
     if (!isfinite(length)) return IK_ERR_NOT_FINITE;
     if (length < 0) return IK_ERR_NEGATIVE;
+    if (length > IK_MAX_COORD) return IK_ERR_RANGE;
     c->length[bone] = length + 0.0;
     mark_stale(c, bone);
     return IK_OK;
@@ -335,8 +347,13 @@ ik_status ik_chain2d_base(const ik_chain *c, ik_real *x, ik_real *y, ik_real *an
 
 ik_status ik_chain2d_set_base(ik_chain *c, ik_real x, ik_real y, ik_real angle)
 {
+    ik_real position[2];
+    ik_status st;
     CHECK_DIM(c, 2);
-    if (!isfinite(x) || !isfinite(y) || !isfinite(angle)) return IK_ERR_NOT_FINITE;
+    position[0] = x, position[1] = y;
+    st = check_coords(position, 2);
+    if (st != IK_OK) return st;
+    if (!isfinite(angle)) return IK_ERR_NOT_FINITE;
     c->base = ik_v3(x, y, 0);
     c->base_angle = ik_wrap_angle(angle);
     mark_stale(c, 0);
@@ -398,10 +415,12 @@ ik_status ik_chain3d_base(const ik_chain *c, ik_real position[3], ik_real rotati
 ik_status ik_chain3d_set_base(ik_chain *c, const ik_real position[3], const ik_real *rotation)
 {
     ik_quat q = c->base_rot;
+    ik_status st;
     CHECK_DIM(c, 3);
-    if (!all_finite(position, 3)) return IK_ERR_NOT_FINITE;
+    st = check_coords(position, 3);
+    if (st != IK_OK) return st;
     if (rotation) {
-        ik_status st = quat_in(rotation, &q);
+        st = quat_in(rotation, &q);
         if (st != IK_OK) return st;
     }
     c->base = ik_v3(position[0], position[1], position[2]);
@@ -462,7 +481,8 @@ typedef void (*solver_fn)(ik_chain *, ik_vec3, ik_result *);
 
 static ik_status check_target(const ik_chain *c, const ik_real *target, ik_vec3 *t)
 {
-    if (!all_finite(target, c->dim)) return IK_ERR_NOT_FINITE;
+    ik_status st = check_coords(target, c->dim);
+    if (st != IK_OK) return st;
     *t = ik_v3(target[0], target[1], c->dim == 3 ? target[2] : 0);
     return IK_OK;
 }
