@@ -173,7 +173,59 @@ describe("the range of coordinates and lengths (magnitude <= 1e300)", function()
     end)
 end)
 
+-- The two-bone solves for targets near the root: the vector forms keep |j| = r1 and, when
+-- the target is reached, |j - p| = r2 (up to the ring's slack: 1e-6 of the lengths); the
+-- angle form puts the tip on the target; both say the same about reached. (Where the pose
+-- is nearly folded the angle form's joint is ill-conditioned -- acos near -1 -- so the two
+-- forms' joints may differ by far more than their tips do.)
+local function check_two_bone_near_root(x, y, r1, r2, bend)
+    local what = ("(%g, %g, %.17g, %.17g, %d)"):format(x, y, r1, r2, bend)
+    local scale = math.max(r1, r2)
+    local jx, jy, reached = ik.two_bone_joint(x, y, r1, r2, bend)
+    assert(h.finite(jx) and h.finite(jy), "two_bone_joint" .. what .. " = " .. tostring(jx) .. ", " .. tostring(jy))
+    assert(h.near(math.sqrt(jx * jx + jy * jy), r1, 1e-12), "two_bone_joint" .. what .. ": |j| = "
+        .. math.sqrt(jx * jx + jy * jy))
+    local a1, a2, reached_angle = ik.two_bone(r1, r2, x, y, bend)
+    assert(reached == reached_angle, "two_bone_joint" .. what .. ": reached differs from two_bone's")
+    local kx, ky, kz = ik.two_bone_joint3(x, y, 0, r1, r2, 0, 0, 1)
+    assert(h.near(math.sqrt(kx * kx + ky * ky + kz * kz), r1, 1e-12), "two_bone_joint3" .. what .. ": |j| != r1")
+    if reached then
+        assert(h.near(h.dist(jx, jy, x, y), r2, 1e-6, scale), "two_bone_joint" .. what .. ": |j - p| != r2")
+        local tx = r1 * math.cos(a1) + r2 * math.cos(a1 + a2)
+        local ty = r1 * math.sin(a1) + r2 * math.sin(a1 + a2)
+        assert(h.dist(tx, ty, x, y) <= 1e-6 * scale, "two_bone" .. what .. ": the tip misses")
+    end
+end
+
+describe("the two-bone vector forms at the inner edge of the ring", function()
+    -- Regression: the ring test's slack (1e-12 of the squared lengths) lets a target just
+    -- inside |r1 - r2| count as reached, and there the joint's part along the target,
+    -- w / (2 |p|), exceeds r1: ik.two_bone_joint(1e-10, 0, 1, 1 + 1e-7) put the joint 1000
+    -- from the root. Clamped as the angle form clamps its cosine, it is the closest pose.
+    it("keep |joint| = r1, for r2 = r1 +- 1e-7 and targets from 1e-10 to 1e-7 away", function()
+        for _, r in ipairs({ { 1, 1 + 1e-7 }, { 1 + 1e-7, 1 }, { 5, 5 + 5e-7 }, { 1, 1 + 1e-9 } }) do
+            for _, d in ipairs({ 1e-10, 3e-9, 1e-8, 9e-8 }) do
+                for _, bend in ipairs({ 1, -1 }) do
+                    check_two_bone_near_root(d, -d, r[1], r[2], bend)
+                end
+            end
+        end
+    end)
+end)
+
 describe("tiny numbers", function()
+    it("the two-bone solves stay finite with |joint| = r1 for targets near 1e-160 (their squares are subnormal)", function()
+        -- Regression: ik.two_bone_joint(1e-160, 0, 1, 1) returned (nan, -inf): 1 / |p|^2 overflowed.
+        for _, d in ipairs({ 1e-150, 1e-155, 1e-158, 1e-160, 1e-162, 1e-200, 1e-300, 5e-324 }) do
+            for _, r in ipairs({ { 1, 1 }, { 1, 1 + 1e-9 }, { 2, 1 }, { 1, 2 }, { 1e9, 0.5 } }) do
+                for _, bend in ipairs({ 1, -1 }) do
+                    check_two_bone_near_root(d, d, r[1], r[2], bend)
+                    check_two_bone_near_root(d, 0, r[1], r[2], bend)
+                end
+            end
+        end
+    end)
+
     it("chains with lengths 0, 5e-324 and 1e-300, at a base of 1e-300, solve to finite poses towards tiny targets and targets on their joints", function()
         for _, dim in ipairs({ 2, 3 }) do
             for _, lengths in ipairs({ { 0, 0 }, { 1e-300, 1e-300 }, { 5e-324, 1, 0 }, { 1e-300, 1, 1e-300, 1 } }) do
