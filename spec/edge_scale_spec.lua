@@ -247,6 +247,54 @@ describe("tiny numbers", function()
     end)
 end)
 
+describe("relaxation weights", function()
+    -- Regression: the fix was divided by the sum of the two weights and multiplied by each,
+    -- so weights near 5e-324 overflowed to inf (then NaN) and weights near 1e308 summed to
+    -- inf; either way the interior stopped moving and the pose was wrong (but finite).
+    it("only their ratio matters: every weight scaled by 5e-324, 2^-1000, 1e300 or 1.7e308 gives the same pose, bit for bit", function()
+        for _, dim in ipairs({ 2, 3 }) do
+            local function pose(scale)
+                local c = dim == 2 and ik.chain2d({ 1, 1, 1, 1 }) or ik.chain3d({ 1, 1, 1, 1 })
+                if dim == 2 then
+                    c:set_angle(2, 0.3)
+                    c:set_angle(3, -0.2)
+                else
+                    c:set_rotation(2, 1, 0.1, 0.2, 0.3)
+                end
+                for i = 1, 5 do
+                    c:set_weight(i, scale)
+                end
+                c:configure({ iterations = 20, tolerance = 0 })
+                local _, distance = c:solve_relax(1.5, 2.0, 0.5)
+                return ("%a %s"):format(distance, table.concat(c:positions(), " "))
+            end
+            local want = pose(1)
+            for _, scale in ipairs({ 5e-324, 2 ^ -1000, 1e300, 1.7e308 }) do
+                assert.are.equal(want, pose(scale), ("%dD, weights %g"):format(dim, scale))
+            end
+        end
+    end)
+
+    it("uneven weights scaled by powers of two (even into the subnormals) give the same pose, bit for bit", function()
+        local function pose(scale)
+            local c = ik.chain2d({ 1, 1.5, 1, 0.5, 1 })
+            c:set_angle(2, 0.7)
+            c:set_angle(4, -0.4)
+            local w = { 1, 3, 0.5, 2, 1, 1 }
+            for i = 1, 6 do
+                c:set_weight(i, w[i] * scale)
+            end
+            c:configure({ iterations = 10, tolerance = 0 })
+            c:solve_relax(-1, 3)
+            return table.concat(c:positions(), " ")
+        end
+        local want = pose(1)
+        for _, scale in ipairs({ 2 ^ -1073, 2 ^ -1000, 2 ^ 1000, 2 ^ 1020 }) do
+            assert.are.equal(want, pose(scale), "weights scaled by " .. scale)
+        end
+    end)
+end)
+
 describe("a chain too large", function()
     -- In a child process running the plain build of this VM (not the sanitized one: ASan
     -- does not run under a memory limit), so a crash would show as an exit status.
