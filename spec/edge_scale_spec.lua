@@ -226,6 +226,36 @@ describe("tiny numbers", function()
         end
     end)
 
+    -- Regression: 2D CCD did not turn a chain smaller than about 1e-160 (the cross and dot
+    -- products of its vectors underflowed to 0, and atan2(0, 0) is 0), and a subnormal
+    -- vector normalised to a length of up to 1.41.
+    it("every solver, 2D and 3D, gives the same pose for the same problem scaled by 2^-1000 .. 2^990 (1e-9)", function()
+        local lengths = { 1, 0.75, 1.25, 0.5 }
+        local function solved(dim, solve, k)
+            local scaled = {}
+            for i = 1, #lengths do scaled[i] = lengths[i] * k end
+            local c = dim == 2 and ik.chain2d(scaled, 0.5 * k, -0.25 * k, 0.3) or ik.chain3d(scaled, 0.5 * k, -0.25 * k, 0.125 * k)
+            if dim == 2 then c:set_angle(2, 0.4) else c:set_rotation(2, 1, 0.2, -0.1, 0.3) end
+            c:configure({ tolerance = 0, iterations = 8 })
+            c[solve](c, 1.5 * k, 1.75 * k, -0.5 * k)
+            local p = c:positions()
+            for i = 1, #p do p[i] = p[i] / k end
+            return p
+        end
+        for _, dim in ipairs({ 2, 3 }) do
+            for _, solve in ipairs({ "solve_fabrik", "solve_ccd", "solve_relax" }) do
+                local want = solved(dim, solve, 1)
+                for _, e in ipairs({ -1000, -900, -540, -300, 300, 540, 990 }) do
+                    local got = solved(dim, solve, 2 ^ e)
+                    for i = 1, #want do
+                        assert(h.near(got[i], want[i], 1e-9),
+                            ("%dD %s at scale 2^%d: position value %d is %.17g, at scale 1 %.17g"):format(dim, solve, e, i, got[i], want[i]))
+                    end
+                end
+            end
+        end
+    end)
+
     it("chains with lengths 0, 5e-324 and 1e-300, at a base of 1e-300, solve to finite poses towards tiny targets and targets on their joints", function()
         for _, dim in ipairs({ 2, 3 }) do
             for _, lengths in ipairs({ { 0, 0 }, { 1e-300, 1e-300 }, { 5e-324, 1, 0 }, { 1e-300, 1, 1e-300, 1 } }) do
