@@ -189,6 +189,16 @@ local function check_two_bone_near_root(x, y, r1, r2, bend)
     assert(reached == reached_angle, "two_bone_joint" .. what .. ": reached differs from two_bone's")
     local kx, ky, kz = ik.two_bone_joint3(x, y, 0, r1, r2, 0, 0, 1)
     assert(h.near(math.sqrt(kx * kx + ky * ky + kz * kz), r1, 1e-12), "two_bone_joint3" .. what .. ": |j| != r1")
+    local m = math.max(r1, r2, math.abs(x), math.abs(y))
+    if not reached and (x / m ~= 0 or y / m ~= 0) then
+        -- out of reach, the closest pose is straight or folded: the joint is on p's line,
+        -- whatever |p| (scaled up first: below 1e-150 the products would underflow). Both
+        -- forms divide by the largest input m first: a p that rounds to 0 has no direction.
+        local k = math.max(math.abs(x), math.abs(y)) < 1e-150 and 2 ^ 600 or 1
+        local px, py = x * k, y * k
+        assert(math.abs(jx * py - jy * px) <= 1e-9 * r1 * math.sqrt(px * px + py * py),
+            "two_bone_joint" .. what .. ": out of reach, the joint is off the target's line")
+    end
     if reached then
         assert(h.near(h.dist(jx, jy, x, y), r2, 1e-6, scale), "two_bone_joint" .. what .. ": |j - p| != r2")
         local tx = r1 * math.cos(a1) + r2 * math.cos(a1 + a2)

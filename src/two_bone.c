@@ -102,12 +102,13 @@ ik_status ik_two_bone_joint(ik_real x, ik_real y, ik_real r1, ik_real r2, int be
 
     /*
      * Below, p is divided by |p| and never by h: for |p| near 1e-160, h is subnormal (few
-     * significant bits) and 1 / h overflows.
+     * significant bits) and 1 / h overflows; below 1e-162 h is 0, but p still has a
+     * direction, which the angle form follows.
      */
     w = h + r1 * r1 - r2 * r2;
     len = ik_v2_len(p);
     u = ik_v2_normalize_or(p, ik_v2(1, 0));
-    if (h == 0) {
+    if (len == 0) {
         /* Target on the root: the angle form's a1 = 0, so the joint is on +x. */
         j = ik_v2(r1, 0);
     } else if (side != 0 || r1 == 0 || r2 == 0) {
@@ -173,9 +174,9 @@ ik_status ik_two_bone_joint3(const ik_real target[3], ik_real r1, ik_real r2,
     }
     bend = ik_v3_normalize_or(bend, ik_v3(0, 1, 0));
 
-    len = sqrt(h);
+    len = ik_v3_len(p); /* not sqrt(h): h is 0 for |p| below 1e-162 (as in 2D) */
     w = h + r1 * r1 - r2 * r2;
-    if (h == 0) {
+    if (len == 0) {
         j = ik_v3_scale(bend, r1);
     } else if (side != 0 || r1 == 0 || r2 == 0) {
         /* Out of reach or a zero-length bone: straight along p, or folded back (as 2D). */
