@@ -223,6 +223,31 @@ describe("the two-bone vector forms at the inner edge of the ring", function()
     end)
 end)
 
+describe("two_bone_joint3 with a pole nearly along the root->target line", function()
+    -- Regression: the pole made perpendicular to the line kept a part along it of about
+    -- 1e-16 / (the pole's angle off the line), so |joint| missed r1 by 2e-8 for a pole 1e-10
+    -- off it (found by the libFuzzer harness).
+    it("keeps |joint| = r1 (1e-12) for poles 1e-6 .. 1e-11 off the line", function()
+        for _, off in ipairs({ 1e-6, 1e-9, 1e-10, 3e-11, 1e-11 }) do
+            for _, t in ipairs({ { 3e-11, 0, 3e-11 }, { 0.3, 0.4, -0.5 }, { 1, 0, 0 }, { 0, 0.7, 0 } }) do
+                for _, r in ipairs({ { 0.425, 0.425 * (1 + 1e-12) }, { 1, 0.6 }, { 0.6, 1 } }) do
+                    -- the pole: the target's direction, turned by `off` about a perpendicular
+                    local len = math.sqrt(t[1] ^ 2 + t[2] ^ 2 + t[3] ^ 2)
+                    local u = { t[1] / len, t[2] / len, t[3] / len }
+                    local v = math.abs(u[1]) < 0.9 and { 0, -u[3], u[2] } or { -u[3], 0, u[1] } -- u x e
+                    local vl = math.sqrt(v[1] ^ 2 + v[2] ^ 2 + v[3] ^ 2)
+                    local pole = {}
+                    for k = 1, 3 do pole[k] = (u[k] + off * v[k] / vl) * 1e160 end
+                    local x, y, z = ik.two_bone_joint3(t[1], t[2], t[3], r[1], r[2], pole[1], pole[2], pole[3])
+                    local got = math.sqrt(x * x + y * y + z * z)
+                    assert(h.near(got, r[1], 1e-12), ("pole %g off (%g, %g, %g), r1 %.17g: |joint| = %.17g"):format(off,
+                        t[1], t[2], t[3], r[1], got))
+                end
+            end
+        end
+    end)
+end)
+
 describe("tiny numbers", function()
     it("the two-bone solves stay finite with |joint| = r1 for targets near 1e-160 (their squares are subnormal)", function()
         -- Regression: ik.two_bone_joint(1e-160, 0, 1, 1) returned (nan, -inf): 1 / |p|^2 overflowed.

@@ -173,6 +173,12 @@ ik_status ik_two_bone_joint3(const ik_real target[3], ik_real r1, ik_real r2,
         if (!(ik_v3_len(bend) > 1e-12)) bend = ik_v3_sub(ik_v3(0, 0, 1), ik_v3_scale(axis, axis.z));
     }
     bend = ik_v3_normalize_or(bend, ik_v3(0, 1, 0));
+    /*
+     * Made perpendicular once more: for a pole nearly along the axis the subtraction above
+     * cancels, leaving a part along the axis of about 1e-16 / |the part across| (1e-6 for a
+     * pole 1e-10 off the axis), and |joint| would miss r1 by as much.
+     */
+    bend = ik_v3_normalize_or(ik_v3_sub(bend, ik_v3_scale(axis, ik_v3_dot(bend, axis))), bend);
 
     len = ik_v3_len(p); /* not sqrt(h): h is 0 for |p| below 1e-162 (as in 2D) */
     w = h + r1 * r1 - r2 * r2;
