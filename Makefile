@@ -6,6 +6,8 @@
 #   make demo     the headless demo: a table of solves and SVG pictures in demo/out/
 #   make readme-picture   the same, and docs/demo.svg (the picture in the README)
 #   make bench    figures: each solver's success rate and mean iterations (bench/)
+#   make fuzz-lua the randomized API test, long: CALLS (1,000,000) calls under each VM from
+#                 SEED (by default the time, printed first: `make fuzz-lua SEED=n` replays)
 #   make deps     installs the Debian packages the above need (as root), or says how
 #   make love     the interactive LÖVE demo (demo/love/), with the LuaJIT module copied into it
 #   make love-screenshot  docs/love-demo.png: the LÖVE demo rendered under xvfb-run
@@ -35,7 +37,7 @@ LOVE_SPEC_IK := spec/love/ik/core.so spec/love/ik/init.lua spec/love/ik/love.lua
 LOVE_DEMO_IK := demo/love/ik/core.so demo/love/ik/init.lua demo/love/ik/love.lua
 
 .PHONY: all luajit test demo readme-picture deps bench clean rock-leftovers love \
-        love-screenshot
+        love-screenshot fuzz-lua
 
 all: ik/core.so libik.a build/examples/solve
 
@@ -119,6 +121,16 @@ love-screenshot: deps $(LOVE_DEMO_IK)
 	@sh tools/deps.sh love xvfb xauth libgl1-mesa-dri
 	LIBGL_ALWAYS_SOFTWARE=1 xvfb-run -a -s "-screen 0 1280x720x24" \
 		love demo/love --screenshot "$(LOVE_SCREENSHOT)"
+
+# The seed is fixed once per make run, so both VMs make the same calls.
+ifeq ($(origin SEED), undefined)
+SEED := $(shell date +%s)
+endif
+CALLS ?= 1000000
+
+fuzz-lua: deps ik/core.so luajit
+	lua5.4 tools/fuzz_lua.lua $(SEED) $(CALLS)
+	IK_CPATH="build/luajit/?.so" luajit tools/fuzz_lua.lua $(SEED) $(CALLS)
 
 clean:
 	rm -rf build ik libik.a demo/out spec/love/ik demo/love/ik

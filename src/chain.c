@@ -3,7 +3,6 @@
  */
 #include "chain.h"
 
-#include <limits.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,6 +33,7 @@ const char *ik_status_string(ik_status status)
     case IK_ERR_LIMIT_RANGE: return "limits must satisfy -pi <= min <= max <= pi";
     case IK_ERR_AXIS: return "axis must be a nonzero finite direction";
     case IK_ERR_CONE: return "half angle must be in [0, pi]";
+    case IK_ERR_RANGE: return "number out of range (magnitude above 1e300)";
     }
     return "unknown status";
 }
@@ -113,8 +113,8 @@ static size_t chain_size(int dim, int n)
 {
     size_t bones;
     if (n < 1) return 0;
-    /* Index arithmetic on joints uses int: keep 4 * (n + 1) within range too. */
-    if (n > INT_MAX / 8) return 0;
+    /* The range of coordinates needs it (ik.h); it also keeps 4 * (n + 1) within an int. */
+    if (n > IK_MAX_BONES) return 0;
     bones = (size_t)n;
     if (bones > (SIZE_MAX - HEADER_SIZE - BYTES_EXTRA) / bytes_per_bone(dim)) return 0;
     return HEADER_SIZE + bytes_per_bone(dim) * bones + BYTES_EXTRA;
@@ -131,6 +131,7 @@ static ik_status check_lengths(int dim, int n, const ik_real *lengths)
     for (i = 0; i < n; i++) {
         if (!isfinite(lengths[i])) return IK_ERR_NOT_FINITE;
         if (lengths[i] < 0) return IK_ERR_NEGATIVE;
+        if (lengths[i] > IK_MAX_COORD) return IK_ERR_RANGE;
     }
     return IK_OK;
 }
@@ -236,13 +237,21 @@ void ik_chain_update(ik_chain *c)
     if (i >= c->n) return;
     if (i == 0) c->joint[0] = c->base;
     for (; i < c->n; i++) {
+        /*
+         * The world turn or rotation is the parent's times the local one. Rounding would grow
+         * along a long chain (|w| off by 1e-9 after 100,000 bones), so each is pulled back to
+         * unit length to first order, (3 - |w|^2) / 2, which needs no square root.
+         */
         if (c->dim == 2) {
             ik_vec2 parent = i == 0 ? c->base_turn : ik_v2(c->dir[i - 1].x, c->dir[i - 1].y);
             ik_vec2 world = ik_v2_rotate(c->turn[i], parent);
+            world = ik_v2_scale(world, (3 - ik_v2_dot(world, world)) / 2);
             c->dir[i] = ik_v3(world.x, world.y, 0);
         } else {
             ik_quat parent = i == 0 ? c->base_rot : c->wrot[i - 1];
-            c->wrot[i] = ik_q_mul(parent, c->rot[i]);
+            ik_quat w = ik_q_mul(parent, c->rot[i]);
+            ik_real k = (3 - (w.w * w.w + w.x * w.x + w.y * w.y + w.z * w.z)) / 2;
+            c->wrot[i] = ik_q(w.w * k, w.x * k, w.y * k, w.z * k);
             c->dir[i] = ik_q_x_axis(c->wrot[i]);
         }
         c->joint[i + 1] = ik_v3_add(c->joint[i], ik_v3_scale(c->dir[i], c->length[i] * c->scale));
@@ -301,6 +310,16 @@ static int all_finite(const ik_real *v, int count)
     return 1;
 }
 
+/* count coordinates: finite, and within the range of ik.h. */
+ik_status ik_check_coords(const ik_real *v, int count)
+{
+    int i;
+    if (!all_finite(v, count)) return IK_ERR_NOT_FINITE;
+    for (i = 0; i < count; i++)
+        if (fabs(v[i]) > IK_MAX_COORD) return IK_ERR_RANGE;
+    return IK_OK;
+}
+
 ik_status ik_chain_length(const ik_chain *c, int bone, ik_real *out)
 {
     CHECK_BONE(c, bone);
@@ -313,6 +332,7 @@ ik_status ik_chain_set_length(ik_chain *c, int bone, ik_real length)
     CHECK_BONE(c, bone);
     if (!isfinite(length)) return IK_ERR_NOT_FINITE;
     if (length < 0) return IK_ERR_NEGATIVE;
+    if (length > IK_MAX_COORD) return IK_ERR_RANGE;
     c->length[bone] = length + 0.0;
     mark_stale(c, bone);
     return IK_OK;
@@ -345,8 +365,13 @@ ik_status ik_chain2d_base(const ik_chain *c, ik_real *x, ik_real *y, ik_real *an
 
 ik_status ik_chain2d_set_base(ik_chain *c, ik_real x, ik_real y, ik_real angle)
 {
+    ik_real position[2];
+    ik_status st;
     CHECK_DIM(c, 2);
-    if (!isfinite(x) || !isfinite(y) || !isfinite(angle)) return IK_ERR_NOT_FINITE;
+    position[0] = x, position[1] = y;
+    st = ik_check_coords(position, 2);
+    if (st != IK_OK) return st;
+    if (!isfinite(angle)) return IK_ERR_NOT_FINITE;
     c->base = ik_v3(x, y, 0);
     c->base_angle = ik_wrap_angle(angle);
     c->base_turn = ik_v2(cos(angle), sin(angle));
@@ -409,10 +434,12 @@ ik_status ik_chain3d_base(const ik_chain *c, ik_real position[3], ik_real rotati
 ik_status ik_chain3d_set_base(ik_chain *c, const ik_real position[3], const ik_real *rotation)
 {
     ik_quat q = c->base_rot;
+    ik_status st;
     CHECK_DIM(c, 3);
-    if (!all_finite(position, 3)) return IK_ERR_NOT_FINITE;
+    st = ik_check_coords(position, 3);
+    if (st != IK_OK) return st;
     if (rotation) {
-        ik_status st = quat_in(rotation, &q);
+        st = quat_in(rotation, &q);
         if (st != IK_OK) return st;
     }
     c->base = ik_v3(position[0], position[1], position[2]);

@@ -77,6 +77,9 @@ static inline void ik_chain_set_turn_angle(ik_chain *chain, int i, ik_real angle
     chain->turn[i] = ik_v2(cos(angle), sin(angle));
 }
 
+/* count user numbers: finite (IK_ERR_NOT_FINITE) and within IK_MAX_COORD (IK_ERR_RANGE). */
+ik_status ik_check_coords(const ik_real *v, int count);
+
 /* Brings the world cache up to date with the local pose. */
 void ik_chain_update(ik_chain *chain);
 

@@ -46,8 +46,19 @@ typedef enum ik_status {
     IK_ERR_SOFTNESS,     /* settings: softness must be finite and >= 0 */
     IK_ERR_LIMIT_RANGE,  /* a limit's min must not exceed its max, both in [-pi, pi] */
     IK_ERR_AXIS,         /* a hinge axis must be a nonzero finite direction */
-    IK_ERR_CONE          /* a cone's half angle must be in [0, pi] */
+    IK_ERR_CONE,         /* a cone's half angle must be in [0, pi] */
+    IK_ERR_RANGE         /* a coordinate or bone length of magnitude above IK_MAX_COORD */
 } ik_status;
+
+/*
+ * The range of a chain. Base and target coordinates and bone lengths are at most
+ * IK_MAX_COORD in magnitude, and a chain has at most IK_MAX_BONES bones, so every joint lies
+ * within 2^24 * 1e300 < 1.7e307 of the origin: positions, distances and every difference of
+ * two points the solvers take stay finite (DBL_MAX is 1.8e308). The stateless two-bone
+ * solves rescale their inputs and take any finite number.
+ */
+#define IK_MAX_COORD 1e300
+#define IK_MAX_BONES 16777216 /* 2^24 */
 
 /* A short lowercase message for a status, suitable for an argument error. */
 const char *ik_status_string(ik_status status);
@@ -150,13 +161,14 @@ ik_real ik_soft_distance(ik_real d, ik_real reach, ik_real softness);
 
 typedef struct ik_chain ik_chain;
 
-/* Bytes needed for a 2D (3D) chain of n bones; 0 when n < 1 or the size overflows. */
+/* Bytes needed for a 2D (3D) chain of n bones; 0 when n < 1, n > IK_MAX_BONES or the size
+   overflows. */
 size_t ik_chain2d_size(int n);
 size_t ik_chain3d_size(int n);
 
 /*
  * Builds a 2D chain of n bones in caller memory (at least ik_chain2d_size(n) bytes,
- * aligned for double). lengths: n finite numbers >= 0. The base is at the origin with
+ * aligned for double). lengths: n finite numbers in [0, IK_MAX_COORD]. The base is at the origin with
  * angle 0; every local angle is 0 (a straight chain along +x); every weight is 1; the
  * settings are the defaults. The chain holds pointers into its own block: it must not be
  * moved or copied byte-wise after init.
@@ -239,7 +251,7 @@ ik_status ik_chain_configure(ik_chain *chain, const ik_settings *settings);
 /*
  * Solves from the current pose (warm start) so the tip reaches target (dim numbers, world
  * space). Bone lengths are kept exactly and the base never moves. Errors (nothing
- * changed): IK_ERR_NOT_FINITE for the target, IK_ERR_NOT_TWO_BONE.
+ * changed): IK_ERR_NOT_FINITE or IK_ERR_RANGE for the target, IK_ERR_NOT_TWO_BONE.
  *
  * 3D, position-based solves (FABRIK, relaxation, two-bone): each bone's new world rotation
  * is the smallest rotation taking its direction before the call to its new one, applied to

@@ -83,6 +83,19 @@ static ik_real opt_real(lua_State *L, int arg, ik_real def)
     return lua_isnoneornil(L, arg) ? def : check_real(L, arg);
 }
 
+/* A base or target coordinate: finite and within IK_MAX_COORD (the core's range). */
+static ik_real check_coord(lua_State *L, int arg)
+{
+    ik_real v = check_real(L, arg);
+    if (fabs(v) > IK_MAX_COORD) luaL_argerror(L, arg, ik_status_string(IK_ERR_RANGE));
+    return v;
+}
+
+static ik_real opt_coord(lua_State *L, int arg)
+{
+    return lua_isnoneornil(L, arg) ? 0 : check_coord(L, arg);
+}
+
 /* A 1-based index in 1..count; returns it 0-based, for the core. */
 static int check_index(lua_State *L, int arg, int count)
 {
@@ -124,8 +137,9 @@ static int push_quat(lua_State *L, const ik_real q[4])
 }
 
 /*
- * Element k of the array argument arg as a finite number; "what" names the elements in the
- * message. Numeric strings count, as with luaL_checknumber.
+ * Element k of the array argument arg (bone lengths, target coordinates) as a finite number
+ * within IK_MAX_COORD; "what" names the elements in the message. Numeric strings count, as
+ * with luaL_checknumber.
  */
 static ik_real check_element(lua_State *L, int arg, int k, const char *what)
 {
@@ -139,6 +153,9 @@ static ik_real check_element(lua_State *L, int arg, int k, const char *what)
         luaL_argerror(L, arg, lua_pushfstring(L, "%s %d is not a number", what, k));
     if (!isfinite(v))
         luaL_argerror(L, arg, lua_pushfstring(L, "%s %d is not a finite number", what, k));
+    if (fabs(v) > IK_MAX_COORD)
+        luaL_argerror(L, arg, lua_pushfstring(L, "%s %d is out of range (magnitude above 1e300)",
+                                              what, k));
     return (ik_real)v;
 }
 
@@ -227,7 +244,7 @@ static int new_chain(lua_State *L, int dim)
         if (lengths[k] < 0)
             luaL_argerror(L, 1, lua_pushfstring(L, "length %d is negative", k + 1));
     }
-    for (k = 0; k < 3; k++) base[k] = opt_real(L, 2 + k, 0);
+    for (k = 0; k < 3; k++) base[k] = dim == 2 && k == 2 ? opt_real(L, 4, 0) : opt_coord(L, 2 + k);
 
     box = (chain_box *)ik_lua_newuserdata(L, sizeof(chain_box) + size);
     if (dim == 2) {
@@ -377,13 +394,13 @@ static int chain_set_base(lua_State *L)
     ik_real position[3], rotation[4], angle;
     int k;
     if (ik_chain_dim(chain) == 2) {
-        ik_real x = check_real(L, 2), y = check_real(L, 3);
+        ik_real x = check_coord(L, 2), y = check_coord(L, 3);
         check_status(L, ik_chain2d_base(chain, &position[0], &position[1], &angle), 1);
         if (!lua_isnoneornil(L, 4)) angle = check_real(L, 4);
         check_status(L, ik_chain2d_set_base(chain, x, y, angle), 2);
         return 0;
     }
-    for (k = 0; k < 3; k++) position[k] = check_real(L, 2 + k);
+    for (k = 0; k < 3; k++) position[k] = check_coord(L, 2 + k);
     if (lua_isnoneornil(L, 5)) {
         check_status(L, ik_chain3d_set_base(chain, position, NULL), 2);
     } else {
@@ -449,18 +466,27 @@ static int chain_world_angle(lua_State *L)
 
 /* ---- methods: joint limits ---- */
 
-/* The argument a bad [min, max] range is blamed on: min, unless only max is wrong. */
-static int range_arg(ik_real min, ik_real max, int min_arg)
+/* A bound of a limit's range: a finite number within [-pi, pi]. */
+static ik_real check_bound(lua_State *L, int arg)
 {
-    return (min < -IK_PI_LUA || min > IK_PI_LUA || min > max) ? min_arg : min_arg + 1;
+    ik_real v = check_real(L, arg);
+    if (v < -IK_PI_LUA || v > IK_PI_LUA)
+        luaL_argerror(L, arg, ik_status_string(IK_ERR_LIMIT_RANGE));
+    return v;
+}
+
+static ik_real opt_bound(lua_State *L, int arg, ik_real def)
+{
+    return lua_isnoneornil(L, arg) ? def : check_bound(L, arg);
 }
 
 static int chain_set_limit(lua_State *L)
 {
     ik_chain *chain = check_chain2d(L);
     int bone = check_index(L, 2, ik_chain_count(chain));
-    ik_real min = check_real(L, 3), max = check_real(L, 4);
-    check_status(L, ik_chain2d_set_limit(chain, bone, min, max), range_arg(min, max, 3));
+    ik_real min = check_bound(L, 3), max = check_bound(L, 4);
+    /* Both bounds are in range: what is left is min > max, blamed on min. */
+    check_status(L, ik_chain2d_set_limit(chain, bone, min, max), 3);
     return 0;
 }
 
@@ -486,10 +512,10 @@ static int chain_set_hinge(lua_State *L)
     ik_real axis[3], min, max;
     ik_status status;
     for (k = 0; k < 3; k++) axis[k] = check_real(L, 3 + k);
-    min = opt_real(L, 6, -IK_PI_LUA);
-    max = opt_real(L, 7, IK_PI_LUA);
+    min = opt_bound(L, 6, -IK_PI_LUA);
+    max = opt_bound(L, 7, IK_PI_LUA);
     status = ik_chain3d_set_hinge(chain, bone, axis, min, max);
-    check_status(L, status, status == IK_ERR_AXIS ? 3 : range_arg(min, max, 6));
+    check_status(L, status, status == IK_ERR_AXIS ? 3 : 6);
     return 0;
 }
 
@@ -505,8 +531,8 @@ static int chain_set_twist(lua_State *L)
 {
     ik_chain *chain = check_chain3d(L);
     int bone = check_index(L, 2, ik_chain_count(chain));
-    ik_real min = check_real(L, 3), max = check_real(L, 4);
-    check_status(L, ik_chain3d_set_twist(chain, bone, min, max), range_arg(min, max, 3));
+    ik_real min = check_bound(L, 3), max = check_bound(L, 4);
+    check_status(L, ik_chain3d_set_twist(chain, bone, min, max), 3);
     return 0;
 }
 
@@ -698,7 +724,7 @@ static int solve_with(lua_State *L, solve_fn solve)
     int dim = ik_chain_dim(chain), d;
     ik_real target[MAX_DIM];
     ik_result result;
-    for (d = 0; d < dim; d++) target[d] = check_real(L, 2 + d);
+    for (d = 0; d < dim; d++) target[d] = check_coord(L, 2 + d);
     /* Targets are checked above: what is left is the chain's (IK_ERR_NOT_TWO_BONE). */
     check_status(L, solve(chain, target, &result), 1);
     lua_pushboolean(L, result.reached);

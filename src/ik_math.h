@@ -50,11 +50,17 @@ static inline ik_vec2 ik_v2_rotate(ik_vec2 a, ik_vec2 r)
 
 /*
  * a scaled by a power of two (exact, same direction) when it is so long that a product of
- * two such vectors could overflow.
+ * two such vectors could overflow, or so short that one could underflow (and a subnormal
+ * vector divided by its length is not unit: (5e-324, 5e-324) gave (0.727, 0.727)).
  */
 static inline ik_vec2 ik_v2_tame(ik_vec2 a)
 {
-    return ik_v2_len(a) <= 1e150 ? a : ik_v2(a.x * 0x1p-600, a.y * 0x1p-600);
+    ik_real d = a.x * a.x + a.y * a.y, len;
+    if (d < 1e300 && d > 1e-300) return a; /* 1e-150 < |a| < 1e150: the usual case */
+    len = hypot(a.x, a.y);
+    if (len > 1e150) return ik_v2(a.x * 0x1p-600, a.y * 0x1p-600);
+    if (len < 1e-150) return ik_v2(a.x * 0x1p600, a.y * 0x1p600);
+    return a;
 }
 
 /* a / |a|, or fallback when a is zero. Finite for every finite a, even when |a| overflows. */
@@ -70,12 +76,13 @@ static inline ik_vec2 ik_v2_normalize_or(ik_vec2 a, ik_vec2 fallback)
 /* The angle that turns a towards b, in [-pi, pi]; 0 when either is zero. */
 static inline ik_real ik_v2_angle_between(ik_vec2 a, ik_vec2 b)
 {
-    ik_real cross = ik_v2_cross(a, b), dot = ik_v2_dot(a, b);
-    if (!isfinite(cross) || !isfinite(dot)) { /* products overflowed: rescale, same angle */
-        a = ik_v2_tame(a), b = ik_v2_tame(b);
-        cross = ik_v2_cross(a, b), dot = ik_v2_dot(a, b);
-    }
-    return atan2(cross, dot);
+    /*
+     * Rescaled before the products: they overflowed (inf - inf made a NaN, if only until
+     * a check) or underflowed to 0 (atan2(0, 0): no turn for vectors below 1e-160). Both
+     * products scale by the same power of two, so the angle is the same.
+     */
+    a = ik_v2_tame(a), b = ik_v2_tame(b);
+    return atan2(ik_v2_cross(a, b), ik_v2_dot(a, b));
 }
 
 /*
@@ -135,7 +142,12 @@ static inline ik_real ik_v3_len(ik_vec3 a)
 /* As ik_v2_tame. */
 static inline ik_vec3 ik_v3_tame(ik_vec3 a)
 {
-    return ik_v3_len(a) <= 1e150 ? a : ik_v3_scale(a, 0x1p-600);
+    ik_real d = ik_v3_dot(a, a), len;
+    if (d < 1e300 && d > 1e-300) return a;
+    len = hypot(hypot(a.x, a.y), a.z);
+    if (len > 1e150) return ik_v3_scale(a, 0x1p-600);
+    if (len < 1e-150) return ik_v3_scale(a, 0x1p600);
+    return a;
 }
 
 /* a / |a|, or fallback when a is zero; finite for every finite a. */

@@ -18,6 +18,9 @@
 
 /* ---- the clamps ---- */
 
+/* How far short of a half turn a swing stops on a bone with a twist limit (radians). */
+#define HALF_TURN_MARGIN 1e-6
+
 /* a moved within [min, max] (wrapped angles, min <= max): the nearer bound around the circle. */
 static ik_real clamp_circular(ik_real a, ik_real min, ik_real max)
 {
@@ -43,7 +46,7 @@ ik_quat ik_limit_rotation(const ik_limit *limit, ik_quat q)
 {
     ik_vec3 x_axis = ik_v3(1, 0, 0);
     ik_quat twist, swing;
-    ik_real angle, s, twist_held;
+    ik_real angle, s, twist_held, max_swing;
     int cone_held;
     if (limit->flags & IK_LIMIT_HINGE) {
         ik_real raw = twist_angle(q, limit->axis);
@@ -60,14 +63,21 @@ ik_quat ik_limit_rotation(const ik_limit *limit, ik_quat q)
     swing = ik_q_mul(q, ik_q_conj(ik_q_axis_angle(x_axis, angle)));
     if (swing.w < 0) swing = ik_q(-swing.w, -swing.x, -swing.y, -swing.z);
     s = sqrt(swing.y * swing.y + swing.z * swing.z);
+    /*
+     * The swing's largest angle: the cone's; and with a twist limit, just short of a half
+     * turn, where the twist is undefined (w = x = 0 whatever it is) and so could not be held.
+     */
+    max_swing = (limit->flags & IK_LIMIT_CONE) ? limit->cone : IK_PI;
+    if ((limit->flags & IK_LIMIT_TWIST) && max_swing > IK_PI - HALF_TURN_MARGIN)
+        max_swing = IK_PI - HALF_TURN_MARGIN;
     twist_held = (limit->flags & IK_LIMIT_TWIST)
                      ? clamp_circular(angle, limit->twist_min, limit->twist_max)
                      : angle;
-    cone_held = !((limit->flags & IK_LIMIT_CONE) && s > 0 && 2 * atan2(s, swing.w) > limit->cone);
+    cone_held = !(s > 0 && 2 * atan2(s, swing.w) > max_swing);
     /* Within its limits, a rotation is returned as it is, to the bit. */
     if (twist_held == angle && cone_held) return q;
     twist = ik_q_axis_angle(x_axis, twist_held);
-    if (!cone_held) swing = ik_q_axis_angle(ik_v3(0, swing.y / s, swing.z / s), limit->cone);
+    if (!cone_held) swing = ik_q_axis_angle(ik_v3(0, swing.y / s, swing.z / s), max_swing);
     return ik_q_normalize(ik_q_mul(swing, twist));
 }
 
@@ -124,16 +134,26 @@ ik_vec3 ik_aim_bone(ik_chain *c, int i, ik_vec3 dir, ik_aim *parent)
 {
     const ik_limit *limit = &c->limit[i];
     if (c->dim == 2) {
-        /* The local turn: the direction seen from the parent, dir * conj(parent). */
+        /*
+         * The local turn: the direction seen from the parent, dir * conj(parent), pulled
+         * back to unit length to first order. The walk goes on from dir itself (unit), not
+         * from local * parent: that product's length is |parent|^2, and squaring at every
+         * bone would shrink a chain of a hundred bones to nothing.
+         */
         ik_vec2 p = parent->turn;
         ik_vec2 local = ik_v2(p.x * dir.x + p.y * dir.y, p.x * dir.y - p.y * dir.x);
-        c->turn[i] = local;
+        c->turn[i] = ik_v2_scale(local, (3 - ik_v2_dot(local, local)) / 2);
         c->angle[i] = IK_ANGLE_UNKNOWN;
+        parent->turn = ik_v2(dir.x, dir.y);
         if (limit->flags) {
-            ik_real angle = atan2(local.y, local.x), held = ik_limit_angle(limit, angle);
-            if (held != angle) ik_chain_set_turn_angle(c, i, held);
+            ik_real angle = atan2(c->turn[i].y, c->turn[i].x), held = ik_limit_angle(limit, angle);
+            if (held != angle) {
+                ik_vec2 world;
+                ik_chain_set_turn_angle(c, i, held);
+                world = ik_v2_rotate(c->turn[i], p);
+                parent->turn = ik_v2_scale(world, (3 - ik_v2_dot(world, world)) / 2);
+            }
         }
-        parent->turn = ik_v2_rotate(c->turn[i], p);
         return ik_v3(parent->turn.x, parent->turn.y, 0);
     } else {
         /* The smallest turn from the cached direction keeps the bone's twist. */

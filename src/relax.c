@@ -91,14 +91,21 @@ void ik_relax(ik_chain *c, ik_vec3 target, ik_result *out)
         b[n - 1] = ik_v3_sub(target, ik_v3_scale(u, len[n - 1]));
 
         for (i = n - 2; i >= 1; i--) {
-            ik_real total = weight[i] + weight[i + 1];
+            /*
+             * Each end moves by its weight's share of the fix. Only the ratio matters: divided
+             * by the larger weight first, the sum cannot overflow (weights near 1e308) nor the
+             * fix divided by it (weights near 5e-324).
+             */
+            ik_real larger = weight[i] > weight[i + 1] ? weight[i] : weight[i + 1];
             ik_vec3 v = ik_v3_sub(b[i + 1], b[i]);
             u = ik_v3_normalize_or(v, zero);
-            if ((u.x != 0 || u.y != 0 || u.z != 0) && total > 0) {
+            if ((u.x != 0 || u.y != 0 || u.z != 0) && larger > 0) {
+                ik_real share = weight[i] / larger, share_next = weight[i + 1] / larger;
+                ik_real total = share + share_next;
                 /* u * (l - d) moves the ends apart (or together) to distance l. */
-                ik_vec3 fix = ik_v3_scale(u, (len[i] - ik_v3_len(v)) / total);
-                b[i] = ik_v3_sub(b[i], ik_v3_scale(fix, weight[i]));
-                b[i + 1] = ik_v3_add(b[i + 1], ik_v3_scale(fix, weight[i + 1]));
+                ik_vec3 fix = ik_v3_scale(u, len[i] - ik_v3_len(v));
+                b[i] = ik_v3_sub(b[i], ik_v3_scale(fix, share / total));
+                b[i + 1] = ik_v3_add(b[i + 1], ik_v3_scale(fix, share_next / total));
             }
             /* Limits: turn b[i] about b[i + 1] so bone i keeps within its child's limit. */
             if (c->limited && weight[i] > 0 && len[i + 1] > 0) {

@@ -15,9 +15,8 @@
 
 static ik_status check_target(const ik_chain *c, const ik_real *target, ik_vec3 *t)
 {
-    int k;
-    for (k = 0; k < c->dim; k++)
-        if (!isfinite(target[k])) return IK_ERR_NOT_FINITE;
+    ik_status st = ik_check_coords(target, c->dim);
+    if (st != IK_OK) return st;
     *t = ik_v3(target[0], target[1], c->dim == 3 ? target[2] : 0);
     return IK_OK;
 }

@@ -9,7 +9,8 @@
  * Vector form: Inigo Quilez, two-bone IK without trigonometry, ../shared/seeds/
  * two-bone-ik-vector-form.txt. The joint j satisfies |j| = r1 and |j - p| = r2, so
  * j.p = (r1^2 - r2^2 + |p|^2) / 2, and j = (w p -+ sqrt(4 r1^2 h - w^2) perp(p)) / (2 h)
- * with h = |p|^2, w = h + r1^2 - r2^2.
+ * with h = |p|^2, w = h + r1^2 - r2^2; computed as u w / (2 |p|) -+ perp(u) sqrt(r1^2 -
+ * (w / (2 |p|))^2) with u = p / |p|, the same in exact arithmetic.
  *
  * Both forms first divide every length by the largest input magnitude m: angles and the
  * joint's direction do not depend on scale, and in [0, 1] no square overflows even for
@@ -82,8 +83,8 @@ ik_status ik_two_bone(ik_real l1, ik_real l2, ik_real x, ik_real y, int bend, ik
 ik_status ik_two_bone_joint(ik_real x, ik_real y, ik_real r1, ik_real r2, int bend,
                             ik_real *jx, ik_real *jy, int *reached)
 {
-    ik_real m, h, w, s;
-    ik_vec2 p, j;
+    ik_real m, h, w, len, along, across;
+    ik_vec2 p, u, j;
     int side;
     ik_status st = check_inputs(r1, r2, x, y, bend);
     if (st != IK_OK) return st;
@@ -99,7 +100,15 @@ ik_status ik_two_bone_joint(ik_real x, ik_real y, ik_real r1, ik_real r2, int be
     side = ring_side(h, r1, r2);
     *reached = side == 0;
 
-    if (h == 0) {
+    /*
+     * Below, p is divided by |p| and never by h: for |p| near 1e-160, h is subnormal (few
+     * significant bits) and 1 / h overflows; below 1e-162 h is 0, but p still has a
+     * direction, which the angle form follows.
+     */
+    w = h + r1 * r1 - r2 * r2;
+    len = ik_v2_len(p);
+    u = ik_v2_normalize_or(p, ik_v2(1, 0));
+    if (len == 0) {
         /* Target on the root: the angle form's a1 = 0, so the joint is on +x. */
         j = ik_v2(r1, 0);
     } else if (side != 0 || r1 == 0 || r2 == 0) {
@@ -108,15 +117,19 @@ ik_status ik_two_bone_joint(ik_real x, ik_real y, ik_real r1, ik_real r2, int be
          * folded back (-p) when the second bone is the longer one. w's sign tells which.
          * The joint stays at distance r1: the bones are never stretched.
          */
-        w = h + r1 * r1 - r2 * r2;
-        j = ik_v2_scale(p, (w < 0 ? -r1 : r1) / sqrt(h));
+        j = ik_v2_scale(u, w < 0 ? -r1 : r1);
     } else {
-        w = h + r1 * r1 - r2 * r2;
-        s = 4 * r1 * r1 * h - w * w;
-        s = s > 0 ? sqrt(s) : 0;
+        /*
+         * As in 3D: j.p = w / 2 fixes the part along p; |j| = r1 gives the part across.
+         * Clamped as the angle form clamps its cosine: the ring's slack lets a target just
+         * inside |r1 - r2| count as reached, where w / (2 |p|) exceeds r1 (by far when |p|
+         * is small: 1000 r1 for r2 = r1 + 1e-7 and |p| = 1e-10).
+         */
+        along = ik_clamp(w / (2 * len), -r1, r1);
+        across = r1 * r1 - along * along;
+        across = across > 0 ? sqrt(across) : 0;
         /* bend 1 (a2 >= 0) puts the joint clockwise of the root->target line. */
-        j = ik_v2_scale(ik_v2_sub(ik_v2_scale(p, w), ik_v2_scale(ik_v2_perp(p), bend * s)),
-                        0.5 / h);
+        j = ik_v2_sub(ik_v2_scale(u, along), ik_v2_scale(ik_v2_perp(u), bend * across));
     }
     *jx = j.x * m;
     *jy = j.y * m;
@@ -160,17 +173,24 @@ ik_status ik_two_bone_joint3(const ik_real target[3], ik_real r1, ik_real r2,
         if (!(ik_v3_len(bend) > 1e-12)) bend = ik_v3_sub(ik_v3(0, 0, 1), ik_v3_scale(axis, axis.z));
     }
     bend = ik_v3_normalize_or(bend, ik_v3(0, 1, 0));
+    /*
+     * Made perpendicular once more: for a pole nearly along the axis the subtraction above
+     * cancels, leaving a part along the axis of about 1e-16 / |the part across| (1e-6 for a
+     * pole 1e-10 off the axis), and |joint| would miss r1 by as much.
+     */
+    bend = ik_v3_normalize_or(ik_v3_sub(bend, ik_v3_scale(axis, ik_v3_dot(bend, axis))), bend);
 
-    len = sqrt(h);
+    len = ik_v3_len(p); /* not sqrt(h): h is 0 for |p| below 1e-162 (as in 2D) */
     w = h + r1 * r1 - r2 * r2;
-    if (h == 0) {
+    if (len == 0) {
         j = ik_v3_scale(bend, r1);
     } else if (side != 0 || r1 == 0 || r2 == 0) {
         /* Out of reach or a zero-length bone: straight along p, or folded back (as 2D). */
         j = ik_v3_scale(axis, w < 0 ? -r1 : r1);
     } else {
-        /* j.p = w / 2 fixes the part along the axis; |j| = r1 gives the part across. */
-        along = w / (2 * len);
+        /* j.p = w / 2 fixes the part along the axis; |j| = r1 gives the part across
+           (clamped as in 2D). */
+        along = ik_clamp(w / (2 * len), -r1, r1);
         across = r1 * r1 - along * along;
         across = across > 0 ? sqrt(across) : 0;
         j = ik_v3_add(ik_v3_scale(axis, along), ik_v3_scale(bend, across));

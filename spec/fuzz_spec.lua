@@ -1,0 +1,29 @@
+-- The short run of the randomized API test (spec/fuzz.lua; `make fuzz-lua` is the long
+-- one): 30,000 random calls of every function and method from a fixed seed, the same calls
+-- in Lua 5.4 and LuaJIT, every one judged (see spec/fuzz.lua for the rules).
+
+local fuzz = require("spec.fuzz")
+local ik = require("ik")
+
+local SEED, CALLS = 20240601, 30000
+
+describe("the randomized API test", function()
+    it("covers every function of the module and every method of a chain", function()
+        local missing = fuzz.uncovered(ik)
+        assert(#missing == 0, "not in spec/fuzz.lua's OPS: " .. table.concat(missing, ", "))
+    end)
+
+    it(("makes %d random calls (seed %d) and each one succeeds as it must, or fails as it must with nothing changed"):format(CALLS, SEED), function()
+        local stats = fuzz.run({ ik = ik, seed = SEED, calls = CALLS })
+        assert(stats.failures == 0, tostring(stats.first) .. "\n(replay: make fuzz-lua SEED=" .. SEED .. ")")
+        assert(#stats.skipped == 0, "in OPS but not in the module: " .. table.concat(stats.skipped, ", "))
+        assert.are.equal(CALLS, stats.calls)
+        -- both outcomes are exercised, for every function
+        for name, counts in pairs(stats.by_op) do
+            assert(counts.ok > 0, name .. " never succeeded")
+            if name ~= "__len" and name ~= "__tostring" then
+                assert(counts.rejected > 0, name .. " was never rejected")
+            end
+        end
+    end)
+end)

@@ -1,0 +1,63 @@
+-- The long run of the randomized API test (spec/fuzz.lua): `make fuzz-lua` runs it under
+-- Lua 5.4 and LuaJIT with the same seed.
+--   lua5.4 tools/fuzz_lua.lua SEED [CALLS]     (from the repository root)
+--   IK_CPATH="build/luajit/?.so" luajit tools/fuzz_lua.lua SEED [CALLS]
+-- Prints the seed first, a progress line every 100,000 calls, then the totals. On a failure
+-- it prints the failing call, why, and the calls before it, and exits 1; the same SEED
+-- replays it (the sequence of calls depends only on the seed, in either VM). TRACE=1 prints
+-- every call as it is made.
+package.path = "./?.lua;lua/?.lua;lua/?/init.lua;" .. package.path
+package.cpath = (os.getenv("IK_CPATH") or "./?.so") .. ";" .. package.cpath
+local ik = require("ik")
+local fuzz = require("spec.fuzz")
+
+local seed = tonumber(arg[1])
+local calls = tonumber(arg[2]) or 1000000
+if not seed then
+    io.stderr:write("usage: tools/fuzz_lua.lua SEED [CALLS]\n")
+    os.exit(2)
+end
+local vm = jit and jit.version or _VERSION
+
+print(("fuzz-lua: %s, seed %d, %d calls (replay: make fuzz-lua SEED=%d CALLS=%d)"):format(vm, seed, calls, seed, calls))
+local missing = fuzz.uncovered(ik)
+if #missing > 0 then
+    print("fuzz-lua: not covered (add them to spec/fuzz.lua's OPS): " .. table.concat(missing, ", "))
+end
+io.stdout:flush()
+
+local stats = fuzz.run({
+    ik = ik,
+    seed = seed,
+    calls = calls,
+    progress = 100000,
+    progress_log = function(line)
+        print("  " .. line)
+        io.stdout:flush()
+    end,
+    trace = os.getenv("TRACE") and function(step, call)
+        print(("%8d  %s"):format(step, call))
+    end or nil,
+})
+
+if #stats.skipped > 0 then
+    print("fuzz-lua: the module lacks (skipped): " .. table.concat(stats.skipped, ", "))
+end
+local names = {}
+for name in pairs(stats.by_op) do names[#names + 1] = name end
+table.sort(names)
+local per_op = {}
+for _, name in ipairs(names) do
+    local c = stats.by_op[name]
+    per_op[#per_op + 1] = ("%s %d/%d"):format(name, c.ok, c.rejected)
+end
+print("fuzz-lua: per function, ok/rejected: " .. table.concat(per_op, ", "))
+print(("fuzz-lua: %s, seed %d: %d calls (%d ok, %d rejected), %d failures, %.1f s"):format(vm, seed, stats.calls,
+    stats.ok, stats.rejected, stats.failures, stats.seconds))
+if stats.failures > 0 then
+    print(stats.first)
+    os.exit(1)
+end
+if #missing > 0 then
+    os.exit(1)
+end
