@@ -5,7 +5,8 @@
 #                 engine host (examples/host/) and the test inside LÖVE (spec/love/)
 #   make demo     the headless demo: a table of solves and SVG pictures in demo/out/
 #   make readme-picture   the same, and docs/demo.svg (the picture in the README)
-#   make bench    figures: each solver's success rate and mean iterations (bench/)
+#   make bench    figures: ns per solve in C (bench/bench.c), each solver's success rate
+#                 and mean iterations (bench/rates.lua)
 #   make deps     installs the Debian packages the above need (as root), or says how
 #   make love     the interactive LÖVE demo (demo/love/), with the LuaJIT module copied into it
 #   make love-screenshot  docs/love-demo.png: the LÖVE demo rendered under xvfb-run
@@ -90,9 +91,15 @@ readme-picture: deps ik/core.so
 	lua5.4 demo/demo.lua --readme
 
 # Figures, not tests: success rates and mean iterations under both VMs.
-bench: deps ik/core.so luajit
+bench: deps ik/core.so luajit build/bench/bench
+	build/bench/bench
 	lua5.4 bench/rates.lua
 	IK_CPATH="build/luajit/?.so" luajit bench/rates.lua
+
+# The C bench links libik.a, built with the flags above.
+build/bench/bench: bench/bench.c libik.a src/ik.h
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -Isrc bench/bench.c libik.a -o $@ -lm
 
 # LÖVE games: LÖVE loads a C module from the game folder (never from inside a zipped .love),
 # so the LÖVE runtime test and the demo each get a copy of the LuaJIT build and the Lua files
