@@ -6,7 +6,9 @@
 #   make demo     the headless demo: a table of solves and SVG pictures in demo/out/
 #   make readme-picture   the same, and docs/demo.svg (the picture in the README)
 #   make bench    figures: ns per solve in C (bench/bench.c), each solver's success rate
-#                 and mean iterations (bench/rates.lua)
+#                 and mean iterations (bench/rates.lua); the module from Lua 5.4 and LuaJIT
+#                 against plain Lua (bench/lua_bench.lua, bench/plain.lua)
+#   make bench-instr  instructions per solve under valgrind's callgrind (bench/instr.sh)
 #   make deps     installs the Debian packages the above need (as root), or says how
 #   make love     the interactive LÖVE demo (demo/love/), with the LuaJIT module copied into it
 #   make love-screenshot  docs/love-demo.png: the LÖVE demo rendered under xvfb-run
@@ -35,7 +37,7 @@ CORE_OBJ := $(CORE_SRC:src/%.c=build/core/%.o)
 LOVE_SPEC_IK := spec/love/ik/core.so spec/love/ik/init.lua spec/love/ik/love.lua
 LOVE_DEMO_IK := demo/love/ik/core.so demo/love/ik/init.lua demo/love/ik/love.lua
 
-.PHONY: all luajit test demo readme-picture deps bench clean rock-leftovers love \
+.PHONY: all luajit test demo readme-picture deps bench bench-instr clean rock-leftovers love \
         love-screenshot
 
 all: ik/core.so libik.a build/examples/solve
@@ -93,8 +95,16 @@ readme-picture: deps ik/core.so
 # Figures, not tests: success rates and mean iterations under both VMs.
 bench: deps ik/core.so luajit build/bench/bench
 	build/bench/bench
+	lua5.4 bench/lua_bench.lua
+	IK_CPATH="build/luajit/?.so" luajit bench/lua_bench.lua
 	lua5.4 bench/rates.lua
 	IK_CPATH="build/luajit/?.so" luajit bench/rates.lua
+
+# Instructions per solve under callgrind (repeatable where times are not), FABRIK 2D's
+# instructions by function, and what a call through the binding costs.
+bench-instr: deps ik/core.so luajit build/bench/bench
+	@sh tools/deps.sh valgrind
+	sh bench/instr.sh build/bench/bench
 
 # The C bench links libik.a, built with the flags above.
 build/bench/bench: bench/bench.c libik.a src/ik.h

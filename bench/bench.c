@@ -3,9 +3,10 @@
  * textbook FABRIK on plain arrays and an estimate of the machine's limit (issue 5).
  *
  *   build/bench/bench                 every table (make bench)
- *   build/bench/bench --binding       one number: ns per 2D FABRIK solve of 10 bones, 10
- *                                     iterations, tolerance 0; bench/lua_bench.lua prints it
- *                                     next to the same solve called from Lua
+ *   build/bench/bench --binding       ns (and spread) per 2D FABRIK solve of 10 bones, 10
+ *                                     iterations, tolerance 0, then per solve with nothing
+ *                                     to do; bench/lua_bench.lua prints them next to the
+ *                                     same calls from Lua
  *   build/bench/bench --instr CASE [N]  N solves of one case (fabrik2d, ccd2d, relax2d,
  *                                     two_bone2d, fabrik3d, ccd3d, relax3d, textbook2d,
  *                                     textbook3d) and nothing else timed: the callgrind
@@ -17,9 +18,9 @@
  *
  * Targets: tips of random poses (so reachable), from the Park-Miller generator that
  * bench/rates.lua and bench/lua_bench.lua use, drawn in the same order as lua_bench.lua
- * draws its 10-bone 2D ones. Every run of a measurement solves the same targets in the same order, each
- * solve from the previous one's result and every SEGMENT-th from the same start pose
- * (another random pose): the runs do identical work.
+ * draws its 10-bone 2D ones. Every run of a measurement solves the same targets in the same order,
+ * each solve from the previous one's result and every SEGMENT-th from the same start pose (another
+ * random pose): the runs do identical work.
  */
 #define _POSIX_C_SOURCE 199309L /* clock_gettime */
 
@@ -45,6 +46,7 @@
 #define SEED 12345
 #define EQUAL_ITERATIONS 10
 #define SEGMENT 8 /* solves between resets to the start pose */
+#define INSTR_TARGETS 64 /* --instr: targets, solved in turn */
 #define BATCH 64 /* chains per ik_solve_many call */
 #define BATCH_BONES 10
 
@@ -368,8 +370,16 @@ static void equal_targets(bench_case *b, int wanted, double *pose)
     free(saved);
 }
 
-/* Equal-work targets per chain size: fewer for long chains, where fewer candidates pass. */
-static int equal_count(int n) { return n <= 10 ? TARGETS : n <= 50 ? 300 : 100; }
+/*
+ * Equal-work targets per chain size: fewer for long chains, where fewer candidates pass;
+ * equal_wanted, when set, for every size (--instr: fewer, as valgrind is slow).
+ */
+static int equal_wanted = 0;
+static int equal_count(int n)
+{
+    if (equal_wanted > 0) return equal_wanted;
+    return n <= 10 ? TARGETS : n <= 50 ? 300 : 100;
+}
 
 /*
  * Draws, in the order bench/lua_bench.lua does: lengths in [0.5, 1.5), the start pose,
@@ -875,19 +885,52 @@ static void memory_table(void)
     printf("%-6d %10zu %10zu\n", 100, ik_chain2d_size(100), ik_chain3d_size(100));
 }
 
-/* The solve bench/lua_bench.lua times through the binding: the same chain, targets, start. */
-static stats binding_figure(void)
+/*
+ * What bench/lua_bench.lua compares with the same calls through the binding: the
+ * equal-work FABRIK solve, and a solve with nothing to do (the defaults, the target on the
+ * tip: the checks, one distance, zero iterations), where the binding's cost stands out.
+ */
+static void run_reached(void *ctx, long count)
+{
+    bench_case *b = (bench_case *)ctx;
+    ik_result r;
+    long k;
+    for (k = 0; k < count; k++) {
+        ik_chain_solve(b->chain, b->targets, &r);
+        b->iterations += r.iterations;
+    }
+    b->solves += count;
+}
+
+static void binding_figures(stats *solve, stats *reached)
 {
     bench_case b;
-    stats st;
     case_init(&b, 2, 10, 1);
     configure_equal(b.chain, IK_SOLVER_FABRIK);
-    st = measure(&b, run_library, reset_library, MIN_SOLVES);
+    *solve = measure(&b, run_library, reset_library, MIN_SOLVES);
+    configure_default(b.chain, IK_SOLVER_FABRIK);
+    set_pose(b.chain, b.start);
+    memcpy(b.targets, ik_chain_positions(b.chain) + 3 * b.n, 3 * sizeof(double));
+    *reached = measure(&b, run_reached, reset_library, MIN_SOLVES);
+    if (b.iterations != 0) fprintf(stderr, "bench: the reached solve iterated\n");
     case_free(&b);
-    return st;
 }
 
 /* ---- callgrind driver ---- */
+
+/*
+ * The measured part of --instr: bench/instr.sh counts instructions only inside this
+ * function (callgrind --toggle-collect=instr_run), so drawing and filtering the targets
+ * are left out and the loop adds a few instructions per solve.
+ */
+NOINLINE void instr_run(bench_case *b, long count, int textbook);
+NOINLINE void instr_run(bench_case *b, long count, int textbook)
+{
+    if (textbook)
+        run_textbook(b, count);
+    else
+        run_library(b, count);
+}
 
 static int instr(const char *name, long count)
 {
@@ -906,18 +949,18 @@ static int instr(const char *name, long count)
     for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         bench_case b;
         if (strcmp(name, cases[i].name) != 0) continue;
+        equal_wanted = INSTR_TARGETS;
         case_init(&b, cases[i].dim, cases[i].solver == IK_SOLVER_TWO_BONE ? 2 : 10, 1);
         if (cases[i].textbook) {
             b.tb_iterations = EQUAL_ITERATIONS;
             b.tb_tolerance = 0;
             reset_textbook(&b);
-            run_textbook(&b, count);
         } else {
             configure_equal(b.chain, cases[i].solver);
             reset_library(&b);
-            run_library(&b, count);
         }
-        printf("%s: %ld solves, %ld iterations\n", name, b.solves, b.iterations);
+        instr_run(&b, count, cases[i].textbook);
+        printf("%s %ld %ld\n", name, b.solves, b.iterations);
         case_free(&b);
         return 0;
     }
@@ -929,8 +972,9 @@ int main(int argc, char **argv)
 {
     double t0 = now_ns();
     if (argc >= 2 && strcmp(argv[1], "--binding") == 0) {
-        stats st = binding_figure();
-        printf("%.1f %.4f\n", st.median, st.spread);
+        stats solve, reached;
+        binding_figures(&solve, &reached);
+        printf("%.1f %.4f %.1f %.4f\n", solve.median, solve.spread, reached.median, reached.spread);
         return 0;
     }
     if (argc >= 3 && strcmp(argv[1], "--instr") == 0)
