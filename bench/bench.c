@@ -52,12 +52,21 @@
 
 /* ---- time and statistics ---- */
 
-static double now_ns(void)
+/*
+ * The clock the figures use: CLOCK_MONOTONIC (wall time), except for --binding, which
+ * uses the process's CPU time like os.clock in bench/lua_bench.lua, so the two compare.
+ */
+static clockid_t bench_clock = CLOCK_MONOTONIC;
+
+static double clock_ns(clockid_t id)
 {
     struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
+    clock_gettime(id, &ts);
     return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
 }
+
+static double now_ns(void) { return clock_ns(bench_clock); }
+static double cpu_ns(void) { return clock_ns(CLOCK_PROCESS_CPUTIME_ID); }
 
 static int compare_doubles(const void *a, const void *b)
 {
@@ -65,9 +74,16 @@ static int compare_doubles(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
+/*
+ * ns per unit: the median and (max - min) / median of the runs; cpu: 1 when every run had
+ * the CPU, else the process's CPU time over the wall time of all runs. On a shared machine a
+ * run that was descheduled counts the wait: its figure is inflated, and the tables mark it.
+ */
 typedef struct stats {
-    double median, spread; /* ns per unit; (max - min) / median */
+    double median, spread, cpu;
 } stats;
+
+#define PREEMPTED 0.9 /* cpu below this: the tables print '!' */
 
 static stats summarise(double *v, int count)
 {
@@ -75,21 +91,38 @@ static stats summarise(double *v, int count)
     qsort(v, (size_t)count, sizeof *v, compare_doubles);
     s.median = v[count / 2];
     s.spread = (v[count - 1] - v[0]) / s.median;
+    s.cpu = 1;
     return s;
+}
+
+/* The spread column: "12.3%", and '!' when the runs were preempted. */
+static const char *spread(stats st)
+{
+    static char text[4][16];
+    static int k;
+    k = (k + 1) % 4;
+    sprintf(text[k], "%5.1f%%%c", 100 * st.spread, st.cpu < PREEMPTED ? '!' : ' ');
+    return text[k];
 }
 
 /*
  * Times run(ctx, count) for REPS runs of one count, calling reset(ctx) before each (untimed),
- * and returns ns per unit of work. The count doubles from 1 until one run lasts MIN_NS.
+ * and returns ns per unit of work. The count doubles from 1 until one run lasts MIN_NS. A
+ * run that got under PREEMPTED of a CPU (descheduled: the wall time includes the wait) is
+ * run again, up to RETRIES times in all; if runs are still missing, the preempted ones fill
+ * in and stats.cpu tells (the tables print '!').
  */
 typedef void (*run_fn)(void *ctx, long count);
 typedef void (*reset_fn)(void *ctx);
 
+#define RETRIES (4 * REPS)
+
 static stats measure(void *ctx, run_fn run, reset_fn reset, long min_count)
 {
-    double per[REPS], t = 0;
+    double clean[REPS], preempted[REPS], t = 0, wall = 0, cpu = 0;
     long count = 1;
-    int r;
+    int r, n_clean = 0, n_preempted = 0, tries;
+    stats st;
     for (;;) {
         reset(ctx);
         t = now_ns();
@@ -98,13 +131,36 @@ static stats measure(void *ctx, run_fn run, reset_fn reset, long min_count)
         if (t >= MIN_NS && count >= min_count) break;
         count *= 2;
     }
-    for (r = 0; r < REPS; r++) {
+    for (tries = 0; n_clean < REPS && tries < RETRIES; tries++) {
+        double w, c, per;
         reset(ctx);
-        t = now_ns();
+        w = clock_ns(CLOCK_MONOTONIC), c = cpu_ns(), t = now_ns();
         run(ctx, count);
-        per[r] = (now_ns() - t) / (double)count;
+        per = (now_ns() - t) / (double)count;
+        w = clock_ns(CLOCK_MONOTONIC) - w, c = cpu_ns() - c;
+        wall += w, cpu += c;
+        if (c >= PREEMPTED * w)
+            clean[n_clean++] = per;
+        else if (n_preempted < REPS)
+            preempted[n_preempted++] = per;
     }
-    return summarise(per, REPS);
+    /* Too few clean runs: the fastest preempted ones fill in. */
+    qsort(preempted, (size_t)n_preempted, sizeof *preempted, compare_doubles);
+    for (r = 0; n_clean < REPS && r < n_preempted; r++) clean[n_clean++] = preempted[r];
+    st = summarise(clean, n_clean);
+    st.cpu = n_clean == REPS && r == 0 ? 1 : cpu / wall;
+    return st;
+}
+
+static void print_load(void)
+{
+    char line[128] = "?";
+    FILE *f = fopen("/proc/loadavg", "r");
+    if (f) {
+        if (fgets(line, sizeof line, f)) line[strcspn(line, "\n")] = 0;
+        fclose(f);
+    }
+    printf("load average (/proc/loadavg): %s\n", line);
 }
 
 /* ---- deterministic random poses (the same numbers as the Lua benches) ---- */
@@ -497,9 +553,10 @@ static void run_textbook(void *ctx, long count)
  */
 typedef struct latency_ctx {
     double px[64], py[64], pz[64]; /* old positions */
-    double sink;
-    int streams; /* 1: latency; more: independent chains interleaved (throughput) */
+    double sink; /* the results, so the loops cannot be optimised away */
 } latency_ctx;
+
+static volatile double latency_sink;
 
 static void reset_latency(void *ctx) { (void)ctx; }
 
@@ -571,13 +628,15 @@ static void run_ccd_latency2d(void *ctx, long count)
 static stats latency(run_fn run)
 {
     latency_ctx l;
+    stats st;
     int i;
     seed = SEED;
     for (i = 0; i < 64; i++)
         l.px[i] = uniform(-2, 2), l.py[i] = uniform(-2, 2), l.pz[i] = uniform(-2, 2);
     l.sink = 0;
-    l.streams = 1;
-    return measure(&l, run, reset_latency, 1 << 16);
+    st = measure(&l, run, reset_latency, 1 << 16);
+    latency_sink = l.sink;
+    return st;
 }
 
 /* ---- batches: ik_solve_many over BATCH chains against BATCH single solves ---- */
@@ -738,7 +797,7 @@ static void equal_work_table(void)
            "ns/update: ns per solve / (iterations * bones * 2 passes).\n\n",
            EQUAL_ITERATIONS, EQUAL_ITERATIONS);
     printf("%-4s %-10s %5s %10s %7s %10s %10s %11s\n", "dim", "solver", "bones", "ns/solve",
-           "spread", "iterations", "ns/update", "kept");
+           "spread ", "iterations", "ns/update", "kept");
     for (dim = 2; dim <= 3; dim++) {
         for (v = 0; v < 5; v++) {
             for (s = 0; s < SIZES; s++) {
@@ -760,9 +819,9 @@ static void equal_work_table(void)
                 }
                 mean = (double)b.iterations / (double)b.solves;
                 sprintf(kept, "%d/%d", b.ntargets, b.tried);
-                printf("%-4s %-10s %5d %10.0f %6.1f%% %10.2f ", dim == 2 ? "2D" : "3D",
+                printf("%-4s %-10s %5d %10.0f %7s %10.2f ", dim == 2 ? "2D" : "3D",
                        textbook ? "textbook" : ik_solver_name(solver), sizes[s], st.median,
-                       100 * st.spread, mean);
+                       spread(st), mean);
                 if (solver == IK_SOLVER_FABRIK)
                     printf("%10.2f", st.median / (mean * sizes[s] * 2));
                 else
@@ -786,8 +845,8 @@ static void tolerance_table(void)
     printf("\n== C: ns per solve, to a tolerance ==\n"
            "The defaults: tolerance 1e-3, at most 64 iterations, escape on (CCD: greed 0.5,\n"
            "ramp). Tips of random poses (all of them), started as above.\n\n");
-    printf("%-4s %-10s %5s %12s %7s %8s %10s %12s\n", "dim", "solver", "bones", "ns/solve",
-           "spread", "reached", "iterations", "ns/iteration");
+    printf("%-4s %-10s %5s %10s %7s %8s %10s %12s\n", "dim", "solver", "bones", "ns/solve",
+           "spread ", "reached", "iterations", "ns/iteration");
     for (dim = 2; dim <= 3; dim++) {
         for (v = 0; v < 4; v++) {
             for (s = 0; s < SIZES; s++) {
@@ -799,9 +858,9 @@ static void tolerance_table(void)
                 configure_default(b.chain, solvers[v]);
                 st = measure(&b, run_library, reset_library, MIN_SOLVES);
                 mean = (double)b.iterations / (double)b.solves;
-                printf("%-4s %-10s %5d %12.0f %6.1f%% %7.1f%% %10.2f %12.0f\n",
-                       dim == 2 ? "2D" : "3D", ik_solver_name(solvers[v]), sizes[s], st.median,
-                       100 * st.spread, 100.0 * (double)b.reached / (double)b.solves, mean,
+                printf("%-4s %-10s %5d %10.0f %7s %7.1f%% %10.2f %12.0f\n", dim == 2 ? "2D" : "3D",
+                       ik_solver_name(solvers[v]), sizes[s], st.median, spread(st),
+                       100.0 * (double)b.reached / (double)b.solves, mean,
                        mean > 0 ? st.median / mean : 0);
                 case_free(&b);
             }
@@ -809,34 +868,61 @@ static void tolerance_table(void)
     }
 }
 
-static void limit_table(void)
+/*
+ * The latencies, measured before the equal-work table and again after it, so a change of
+ * load in between shows; the limits use the mean of the two.
+ */
+typedef struct latencies {
+    stats fabrik2d, fabrik3d, ccd2d, batch2d;
+} latencies;
+
+static latencies measure_latencies(void)
 {
-    stats f2 = latency(run_fabrik_latency2d), f3 = latency(run_fabrik_latency3d);
-    stats thr = latency(run_fabrik_throughput2d), c2 = latency(run_ccd_latency2d);
+    latencies l;
+    l.fabrik2d = latency(run_fabrik_latency2d);
+    l.fabrik3d = latency(run_fabrik_latency3d);
+    l.ccd2d = latency(run_ccd_latency2d);
+    l.batch2d = latency(run_fabrik_throughput2d);
+    return l;
+}
+
+static void latency_row(const char *what, stats a, stats b)
+{
+    printf("  %-62s %6.2f %6.2f %7s %7s\n", what, a.median, b.median, spread(a), spread(b));
+}
+
+static void limit_table(latencies before, latencies after)
+{
+    double f2 = (before.fabrik2d.median + after.fabrik2d.median) / 2;
+    double f3 = (before.fabrik3d.median + after.fabrik3d.median) / 2;
+    double c2 = (before.ccd2d.median + after.ccd2d.median) / 2;
     int s, dim;
     printf("\n== C: the limit ==\n"
-           "Latency of the dependent work per bone, each step feeding the next (median of %d):\n"
-           "  FABRIK 2D bone update (sub, mul, add, sqrt, divide, mul, add): %6.2f ns (%.1f%%)\n"
-           "  FABRIK 3D bone update:                                         %6.2f ns (%.1f%%)\n"
-           "  CCD 2D joint (atan2 of cross and dot, cos, sin, turn the tip): %6.2f ns (%.1f%%)\n"
-           "  FABRIK 2D, 4 independent chains interleaved (a batch's limit): %6.2f ns per update"
-           " (%.1f%%)\n"
-           "limit = latency * bones * passes * %d iterations (FABRIK 2 passes, CCD 1); measured\n"
-           "from the equal-work table.\n\n",
-           REPS, f2.median, 100 * f2.spread, f3.median, 100 * f3.spread, c2.median, 100 * c2.spread,
-           thr.median, 100 * thr.spread, EQUAL_ITERATIONS);
+           "Latency of the dependent work per bone, each step feeding the next: ns, measured\n"
+           "before and after the equal-work table:\n");
+    printf("  %-62s %6s %6s %7s %7s\n", "", "before", "after", "spread ", "spread ");
+    latency_row("FABRIK 2D bone update (sub, mul, add, sqrt, divide, mul, add)", before.fabrik2d,
+                after.fabrik2d);
+    latency_row("FABRIK 3D bone update", before.fabrik3d, after.fabrik3d);
+    latency_row("CCD 2D joint (atan2 of cross and dot, cos, sin, turn the tip)", before.ccd2d,
+                after.ccd2d);
+    latency_row("FABRIK 2D, 4 chains interleaved: per update (a batch's limit)", before.batch2d,
+                after.batch2d);
+    printf("limit = latency (the mean) * bones * passes * %d iterations (FABRIK 2 passes, CCD 1);\n"
+           "measured: the equal-work table.\n\n",
+           EQUAL_ITERATIONS);
     printf("%-4s %-10s %5s %12s %12s %14s %14s\n", "dim", "solver", "bones", "limit ns",
            "measured ns", "measured/limit", "textbook/limit");
     for (dim = 2; dim <= 3; dim++) {
         for (s = 0; s < SIZES; s++) {
-            double limit = (dim == 2 ? f2.median : f3.median) * sizes[s] * 2 * EQUAL_ITERATIONS;
+            double limit = (dim == 2 ? f2 : f3) * sizes[s] * 2 * EQUAL_ITERATIONS;
             printf("%-4s %-10s %5d %12.0f %12.0f %14.2f %14.2f\n", dim == 2 ? "2D" : "3D", "fabrik",
                    sizes[s], limit, fabrik_ns[dim - 2][s], fabrik_ns[dim - 2][s] / limit,
                    textbook_ns[dim - 2][s] / limit);
         }
     }
     for (s = 0; s < SIZES; s++) {
-        double limit = c2.median * sizes[s] * EQUAL_ITERATIONS;
+        double limit = c2 * sizes[s] * EQUAL_ITERATIONS;
         printf("%-4s %-10s %5d %12.0f %12.0f %14.2f %14s\n", "2D", "ccd", sizes[s], limit,
                ccd2d_ns[s], ccd2d_ns[s] / limit, "-");
     }
@@ -851,8 +937,8 @@ static void batch_table(void)
            "ik_chain_solve calls, the same targets; ns per chain solve; single/many > 1: the\n"
            "batch is faster. Equal work: targets on which every solve runs all %d iterations.\n\n",
            BATCH, BATCH_BONES, BATCH, BATCH, EQUAL_ITERATIONS);
-    printf("%-36s %10s %7s %10s %7s %11s %10s\n", "settings", "single ns", "spread", "many ns",
-           "spread", "single/many", "iterations");
+    printf("%-36s %10s %7s %10s %7s %11s %10s\n", "settings", "single ns", "spread ", "many ns",
+           "spread ", "single/many", "iterations");
     batch_init(&b);
     for (mode = 0; mode < 2; mode++) {
         stats single, many;
@@ -868,9 +954,9 @@ static void batch_table(void)
         single = measure(&b, run_batch_single, reset_batch, 4);
         mean = (double)b.iterations / (double)b.solves;
         many = measure(&b, run_batch_many, reset_batch, 4);
-        printf("%-36s %10.0f %6.1f%% %10.0f %6.1f%% %11.2f %10.2f\n",
+        printf("%-36s %10.0f %7s %10.0f %7s %11.2f %10.2f\n",
                b.equal ? "fabrik, 10 iterations, tolerance 0" : "fabrik, defaults (tolerance 1e-3)",
-               single.median / BATCH, 100 * single.spread, many.median / BATCH, 100 * many.spread,
+               single.median / BATCH, spread(single), many.median / BATCH, spread(many),
                single.median / many.median, mean);
     }
     batch_free(&b);
@@ -971,8 +1057,10 @@ static int instr(const char *name, long count)
 int main(int argc, char **argv)
 {
     double t0 = now_ns();
+    latencies before, after;
     if (argc >= 2 && strcmp(argv[1], "--binding") == 0) {
         stats solve, reached;
+        bench_clock = CLOCK_PROCESS_CPUTIME_ID;
         binding_figures(&solve, &reached);
         printf("%.1f %.4f %.1f %.4f\n", solve.median, solve.spread, reached.median, reached.spread);
         return 0;
@@ -985,13 +1073,20 @@ int main(int argc, char **argv)
     }
     printf("ik %s, C level (libik.a, the project's flags). ", IK_VERSION);
     print_cpu();
-    printf("\nMedians of %d runs of >= %.0f ms; spread = (max - min) / median.\n", REPS,
-           MIN_NS / 1e6);
+    printf("\nMedians of %d runs of >= %.0f ms (CLOCK_MONOTONIC); spread = (max - min) / median.\n"
+           "The machine is shared: a run that got under %.0f%% of a CPU (CPU time / wall time) is\n"
+           "run again, up to %d runs in all; '!' marks a figure that still includes preempted\n"
+           "runs (inflated by the wait).\n",
+           REPS, MIN_NS / 1e6, 100 * PREEMPTED, RETRIES);
+    print_load();
+    before = measure_latencies();
     equal_work_table();
+    after = measure_latencies();
     tolerance_table();
-    limit_table();
+    limit_table(before, after);
     batch_table();
     memory_table();
+    print_load();
     printf("\n(C bench: %.0f s)\n", (now_ns() - t0) / 1e9);
     return 0;
 }

@@ -199,6 +199,12 @@ end
 print(string.format("ik from Lua: %s, %s (%s), os.clock; medians of %d runs of >= %g ms;",
   vm, ik._VERSION, module_path, REPS, MIN_SECONDS * 1000))
 print("spread = (max - min) / median. plain: bench/plain.lua (flat tables x[i], y[i], len[i]).")
+local function print_load()
+  local f = io.open("/proc/loadavg")
+  print("load average (/proc/loadavg): " .. (f and f:read("*l") or "?"))
+  if f then f:close() end
+end
+print_load()
 
 print(string.format([[
 
@@ -544,3 +550,4 @@ print(string.format("%-38s %14s", "call", "bytes/call"))
 for _, row in ipairs(garbage_rows) do
   print(string.format("%-38s %14.3f", row[1], garbage(row[2])))
 end
+print_load()
