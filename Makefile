@@ -5,7 +5,10 @@
 #                 engine host (examples/host/) and the test inside LÖVE (spec/love/)
 #   make demo     the headless demo: a table of solves and SVG pictures in demo/out/
 #   make readme-picture   the same, and docs/demo.svg (the picture in the README)
-#   make bench    figures: each solver's success rate and mean iterations (bench/)
+#   make bench    figures: ns per solve in C (bench/bench.c), each solver's success rate
+#                 and mean iterations (bench/rates.lua); the module from Lua 5.4 and LuaJIT
+#                 against plain Lua (bench/lua_bench.lua, bench/plain.lua)
+#   make bench-instr  instructions per solve under valgrind's callgrind (bench/instr.sh)
 #   make fuzz-lua the randomized API test, long: CALLS (1,000,000) calls under each VM from
 #                 SEED (by default the time, printed first: `make fuzz-lua SEED=n` replays)
 #   make deps     installs the Debian packages the above need (as root), or says how
@@ -36,7 +39,7 @@ CORE_OBJ := $(CORE_SRC:src/%.c=build/core/%.o)
 LOVE_SPEC_IK := spec/love/ik/core.so spec/love/ik/init.lua spec/love/ik/love.lua
 LOVE_DEMO_IK := demo/love/ik/core.so demo/love/ik/init.lua demo/love/ik/love.lua
 
-.PHONY: all luajit test demo readme-picture deps bench clean rock-leftovers love \
+.PHONY: all luajit test demo readme-picture deps bench bench-instr clean rock-leftovers love \
         love-screenshot fuzz-lua
 
 all: ik/core.so libik.a build/examples/solve
@@ -92,9 +95,23 @@ readme-picture: deps ik/core.so
 	lua5.4 demo/demo.lua --readme
 
 # Figures, not tests: success rates and mean iterations under both VMs.
-bench: deps ik/core.so luajit
+bench: deps ik/core.so luajit build/bench/bench
+	build/bench/bench
+	lua5.4 bench/lua_bench.lua
+	IK_CPATH="build/luajit/?.so" luajit bench/lua_bench.lua
 	lua5.4 bench/rates.lua
 	IK_CPATH="build/luajit/?.so" luajit bench/rates.lua
+
+# Instructions per solve under callgrind (repeatable where times are not), FABRIK 2D's
+# instructions by function, and what a call through the binding costs.
+bench-instr: deps ik/core.so luajit build/bench/bench
+	@sh tools/deps.sh valgrind
+	sh bench/instr.sh build/bench/bench
+
+# The C bench links libik.a, built with the flags above.
+build/bench/bench: bench/bench.c libik.a src/ik.h
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -Isrc bench/bench.c libik.a -o $@ -lm
 
 # LÖVE games: LÖVE loads a C module from the game folder (never from inside a zipped .love),
 # so the LÖVE runtime test and the demo each get a copy of the LuaJIT build and the Lua files

@@ -1,0 +1,553 @@
+-- The Lua half of `make bench`: the module's solves called from Lua against FABRIK and CCD
+-- in plain Lua (bench/plain.lua), on the same targets in the same process; the binding's
+-- share, the frame budget, bytes per chain and garbage per solve.
+--   lua5.4 bench/lua_bench.lua                                  (from the repository root)
+--   IK_CPATH="build/luajit/?.so" luajit bench/lua_bench.lua
+--   lua5.4 bench/lua_bench.lua --calls N      N calls of a solve with nothing to do, for
+--                                             bench/instr.sh (callgrind)
+-- IK_BENCH_C names the C bench (default build/bench/bench), run with --binding for the
+-- same solve timed from C. A benchmark, not a test: it prints figures, never fails on a
+-- time. Every figure is the median of 5 runs of at least 25 ms (os.clock); spread is
+-- (max - min) / median. Compare figures of one run with each other: the machine is noisy.
+package.path = "lua/?.lua;lua/?/init.lua;bench/?.lua;" .. package.path
+package.cpath = (os.getenv("IK_CPATH") or "./?.so") .. ";" .. package.cpath
+local ik = require("ik")
+local plain = require("plain")
+
+-- --calls N: only N calls of chain:solve(x, y) with nothing to do (the target on the tip),
+-- for bench/instr.sh to count under callgrind.
+if arg[1] == "--calls" then
+  local chain = ik.chain2d({1, 1, 1, 1, 1, 1, 1, 1, 1, 1})
+  chain:set_angle(2, 0.5)
+  local x, y = chain:effector()
+  for _ = 1, tonumber(arg[2]) do chain:solve(x, y) end
+  return
+end
+
+local clock = os.clock
+local pi = math.pi
+local REPS, MIN_SECONDS = 5, 0.025
+local BONES, ITERATIONS, SEGMENT = 10, 10, 8
+local EQUAL_TARGETS, BATCH, FRAMES = 1000, 64, 2000
+local vm = jit and jit.version or _VERSION
+local module_path = (os.getenv("IK_CPATH") or "./?.so"):gsub("%?", "ik/core")
+
+-- ---- time ----
+
+-- ns per unit of run(count), the median of REPS runs of one count, reset() before each;
+-- the count doubles from 1 until a run lasts MIN_SECONDS. Returns median, spread.
+local function measure(run, reset, min_count)
+  local count = 1
+  while true do
+    reset()
+    local t = clock()
+    run(count)
+    t = clock() - t
+    if t >= MIN_SECONDS and count >= (min_count or 1) then break end
+    count = count * 2
+  end
+  local v = {}
+  for r = 1, REPS do
+    reset()
+    local t = clock()
+    run(count)
+    v[r] = (clock() - t) / count * 1e9
+  end
+  table.sort(v)
+  local median = v[math.floor((REPS + 1) / 2)]
+  return median, (v[REPS] - v[1]) / median
+end
+
+-- ---- the same random numbers as bench/bench.c and bench/rates.lua ----
+
+local seed
+local function random() -- uniform in [0, 1); 16807 * seed < 2^46 is exact in a double
+  seed = (16807 * seed) % 2147483647
+  return seed / 2147483647
+end
+local function uniform(a, b) return a + (b - a) * random() end
+
+local function random_pose(pose)
+  for i = 1, BONES do pose[i] = uniform(-pi, pi) end
+  return pose
+end
+
+local function set_pose(chain, pose)
+  for i = 1, #chain do chain:set_angle(i, pose[i]) end
+end
+
+local function get_pose(chain, pose)
+  for i = 1, #chain do pose[i] = chain:angle(i) end
+  return pose
+end
+
+-- Plain joints x, y from the module chain's current pose.
+local function points_of(chain, x, y)
+  for i = 1, #chain + 1 do x[i], y[i] = chain:joint(i) end
+end
+
+local function copy(from, to)
+  for i = 1, #from do to[i] = from[i] end
+  return to
+end
+
+local EQUAL = {iterations = ITERATIONS, tolerance = 0, escape = false}
+local function with(settings, extra)
+  local s = {}
+  for k, v in pairs(settings) do s[k] = v end
+  for k, v in pairs(extra or {}) do s[k] = v end
+  return s
+end
+
+-- ---- the equal-work case: one 10-bone 2D chain ----
+
+-- Drawn as bench.c draws its cases: lengths in [0.5, 1.5), the start pose, then candidate
+-- poses whose tips are the targets. At tolerance 0 a solve still stops when its tip lands
+-- exactly on the target (FABRIK often does within 10 iterations), so a candidate is kept
+-- only if all four solves (module FABRIK and CCD, plain FABRIK and CCD, each on its own
+-- chain, in order, every SEGMENT-th from the start pose as in the timed runs) run all
+-- ITERATIONS; otherwise every chain goes back to its pose before it (2D angles come back
+-- exactly).
+seed = 12345
+local lengths = {}
+for i = 1, BONES do lengths[i] = 0.5 + random() end
+local start = random_pose({})
+local scratch = ik.chain2d(lengths)
+set_pose(scratch, start)
+local start_x, start_y = {}, {}
+points_of(scratch, start_x, start_y)
+
+local tx, ty, tried = {}, {}, 0
+do
+  local fab = ik.chain2d(lengths):configure(EQUAL)
+  local ccd = ik.chain2d(lengths):configure(with(EQUAL, {solver = "ccd"}))
+  local fx, fy, cx, cy = {}, {}, {}, {}
+  local saved = {{}, {}, {}, {}, {}, {}}
+  local pose = {}
+  while #tx < EQUAL_TARGETS do
+    tried = tried + 1
+    if #tx % SEGMENT == 0 then
+      set_pose(fab, start); set_pose(ccd, start)
+      copy(start_x, fx); copy(start_y, fy); copy(start_x, cx); copy(start_y, cy)
+    end
+    set_pose(scratch, random_pose(pose))
+    local x, y = scratch:effector()
+    get_pose(fab, saved[1]); get_pose(ccd, saved[2])
+    copy(fx, saved[3]); copy(fy, saved[4]); copy(cx, saved[5]); copy(cy, saved[6])
+    local _, _, i1 = fab:solve(x, y)
+    local _, _, i2 = ccd:solve(x, y)
+    local _, i3 = plain.fabrik(fx, fy, lengths, BONES, x, y, ITERATIONS, 0)
+    local _, i4 = plain.ccd(cx, cy, BONES, x, y, ITERATIONS, 0)
+    if i1 == ITERATIONS and i2 == ITERATIONS and i3 == ITERATIONS and i4 == ITERATIONS then
+      tx[#tx + 1], ty[#ty + 1] = x, y
+    else
+      set_pose(fab, saved[1]); set_pose(ccd, saved[2])
+      copy(saved[3], fx); copy(saved[4], fy); copy(saved[5], cx); copy(saved[6], cy)
+    end
+  end
+end
+
+-- Timed runs over the targets in order: each solve from the last one's pose, every
+-- SEGMENT-th from the start pose. Returns the run, the reset, and the stats.
+local function module_runner(chain)
+  local k, solves, iterations, reached = 1, 0, 0, 0
+  local function reset()
+    set_pose(chain, start)
+    k, solves, iterations, reached = 1, 0, 0, 0
+  end
+  local function run(count)
+    for _ = 1, count do
+      if (k - 1) % SEGMENT == 0 then set_pose(chain, start) end
+      local ok, _, its = chain:solve(tx[k], ty[k])
+      iterations = iterations + its
+      if ok then reached = reached + 1 end
+      k = k + 1
+      if k > #tx then k = 1 end
+    end
+    solves = solves + count
+  end
+  return run, reset, function() return iterations / solves, reached / solves end
+end
+
+local function plain_runner(solve)
+  local x, y = {}, {}
+  local k, solves, iterations = 1, 0, 0
+  local function reset()
+    copy(start_x, x); copy(start_y, y)
+    k, solves, iterations = 1, 0, 0
+  end
+  local function run(count)
+    for _ = 1, count do
+      if (k - 1) % SEGMENT == 0 then copy(start_x, x); copy(start_y, y) end
+      local _, its = solve(x, y, tx[k], ty[k])
+      iterations = iterations + its
+      k = k + 1
+      if k > #tx then k = 1 end
+    end
+    solves = solves + count
+  end
+  return run, reset, function() return iterations / solves end
+end
+
+local function plain_fabrik_equal(x, y, px, py)
+  return plain.fabrik(x, y, lengths, BONES, px, py, ITERATIONS, 0)
+end
+local function plain_ccd_equal(x, y, px, py)
+  return plain.ccd(x, y, BONES, px, py, ITERATIONS, 0)
+end
+
+print(string.format("ik from Lua: %s, %s (%s), os.clock; medians of %d runs of >= %g ms;",
+  vm, ik._VERSION, module_path, REPS, MIN_SECONDS * 1000))
+print("spread = (max - min) / median. plain: bench/plain.lua (flat tables x[i], y[i], len[i]).")
+local function print_load()
+  local f = io.open("/proc/loadavg")
+  print("load average (/proc/loadavg): " .. (f and f:read("*l") or "?"))
+  if f then f:close() end
+end
+print_load()
+
+print(string.format([[
+
+== %s: equal work ==
+One 10-bone 2D chain, %d iterations, tolerance 0 (the module: escape off, else its
+defaults; CCD greed 0.5 with ramp, the plain CCD greed 1), %d targets: tips of random
+poses on which all four solves run all %d iterations (%d drawn). Each solve from the
+last one's pose, every %dth from the start pose. plain/module > 1: the module is faster.
+]], vm, ITERATIONS, #tx, ITERATIONS, tried, SEGMENT))
+print(string.format("%-8s %10s %7s %10s %7s %12s %10s %10s", "solver", "module ns", "spread",
+  "plain ns", "spread", "plain/module", "module its", "plain its"))
+local equal_fabrik_ns
+for _, row in ipairs({{"fabrik", plain_fabrik_equal}, {"ccd", plain_ccd_equal}}) do
+  local chain = ik.chain2d(lengths):configure(with(EQUAL, {solver = row[1]}))
+  local run, reset, mstats = module_runner(chain)
+  local m, ms = measure(run, reset, 64)
+  local mits = mstats()
+  local prun, preset, pstats = plain_runner(row[2])
+  local p, ps = measure(prun, preset, 64)
+  print(string.format("%-8s %10.0f %6.1f%% %10.0f %6.1f%% %12.2f %10.2f %10.2f", row[1], m,
+    100 * ms, p, 100 * ps, p / m, mits, pstats()))
+  if row[1] == "fabrik" then equal_fabrik_ns = m end
+end
+
+-- ---- batches: 64 chains of 10 bones ----
+
+-- Each chain's own start pose and, round by round, a target on which both the module and
+-- the plain FABRIK run all ITERATIONS from where the last round left them.
+local batch_chains, batch_x, batch_y, batch_start, batch_targets = {}, {}, {}, {}, {}
+local ROUNDS = math.floor(EQUAL_TARGETS / BATCH)
+do
+  local pose, saved, sx, sy = {}, {}, {}, {}
+  for c = 1, BATCH do
+    batch_chains[c] = ik.chain2d(lengths):configure(EQUAL)
+    batch_start[c] = random_pose({})
+    set_pose(batch_chains[c], batch_start[c])
+    batch_x[c], batch_y[c] = {}, {}
+    points_of(batch_chains[c], batch_x[c], batch_y[c])
+  end
+  for r = 1, ROUNDS do
+    local t = {}
+    for c = 1, BATCH do
+      local chain, x, y = batch_chains[c], batch_x[c], batch_y[c]
+      while true do
+        set_pose(scratch, random_pose(pose))
+        local px, py = scratch:effector()
+        get_pose(chain, saved); copy(x, sx); copy(y, sy)
+        local _, _, i1 = chain:solve(px, py)
+        local _, i2 = plain.fabrik(x, y, lengths, BONES, px, py, ITERATIONS, 0)
+        if i1 == ITERATIONS and i2 == ITERATIONS then
+          t[2 * c - 1], t[2 * c] = px, py
+          break
+        end
+        set_pose(chain, saved); copy(sx, x); copy(sy, y)
+      end
+    end
+    batch_targets[r] = t
+  end
+end
+
+local batch_round = 1
+local function batch_reset()
+  for c = 1, BATCH do
+    set_pose(batch_chains[c], batch_start[c])
+    points_of(batch_chains[c], batch_x[c], batch_y[c])
+  end
+  batch_round = 1
+end
+local function batch_next()
+  batch_round = batch_round + 1
+  if batch_round > ROUNDS then batch_reset() end
+end
+local function run_many(count)
+  for _ = 1, count do
+    ik.solve_many(batch_chains, batch_targets[batch_round])
+    batch_next()
+  end
+end
+local function run_single(count)
+  for _ = 1, count do
+    local t = batch_targets[batch_round]
+    for c = 1, BATCH do batch_chains[c]:solve(t[2 * c - 1], t[2 * c]) end
+    batch_next()
+  end
+end
+local function run_plain(count)
+  for _ = 1, count do
+    local t = batch_targets[batch_round]
+    for c = 1, BATCH do
+      plain.fabrik(batch_x[c], batch_y[c], lengths, BONES, t[2 * c - 1], t[2 * c], ITERATIONS, 0)
+    end
+    batch_next()
+  end
+end
+
+print(string.format([[
+
+== %s: batches ==
+%d 10-bone 2D chains, FABRIK, %d iterations, tolerance 0 (targets on which every solve runs
+all %d): ns per chain. plain/x > 1: x is faster than plain Lua.
+]], vm, BATCH, ITERATIONS, ITERATIONS))
+print(string.format("%-34s %10s %7s %10s", "what", "ns/chain", "spread", "plain/x"))
+local many_ns, many_s = measure(run_many, batch_reset, 4)
+local single_ns, single_s = measure(run_single, batch_reset, 4)
+local plain_ns, plain_s = measure(run_plain, batch_reset, 4)
+print(string.format("%-34s %10.0f %6.1f%% %10.2f", "ik.solve_many(chains, targets)", many_ns / BATCH,
+  100 * many_s, plain_ns / many_ns))
+print(string.format("%-34s %10.0f %6.1f%% %10.2f", string.format("%d chain:solve calls", BATCH),
+  single_ns / BATCH, 100 * single_s, plain_ns / single_ns))
+print(string.format("%-34s %10.0f %6.1f%% %10s", string.format("%d plain.fabrik calls", BATCH),
+  plain_ns / BATCH, 100 * plain_s, "1.00"))
+
+-- ---- tracking: a target moving smoothly, solved every frame to a tolerance ----
+
+-- A Lissajous curve of period FRAMES frames, within 0.8 of the chain's reach; each frame
+-- solves from the last frame's pose (warm start) to tolerance 1e-3, at most 64 iterations.
+-- Every run starts from the straight chain at frame 1 and goes on round the curve.
+local reach = 0
+for i = 1, BONES do reach = reach + lengths[i] end
+local fx, fy = {}, {}
+for f = 1, FRAMES do
+  local a = 2 * pi * (f - 1) / FRAMES
+  fx[f] = reach * (0.35 + 0.3 * math.cos(3 * a))
+  fy[f] = reach * 0.45 * math.sin(2 * a)
+end
+
+local function track_module(settings)
+  local chain = ik.chain2d(lengths):configure(settings)
+  local f, frames, iterations, reached = 1, 0, 0, 0
+  local function reset()
+    for i = 1, BONES do chain:set_angle(i, 0) end
+    f, frames, iterations, reached = 1, 0, 0, 0
+  end
+  local function run(count)
+    for _ = 1, count do
+      local ok, _, its = chain:solve(fx[f], fy[f])
+      iterations = iterations + its
+      if ok then reached = reached + 1 end
+      f = f + 1
+      if f > FRAMES then f = 1 end
+    end
+    frames = frames + count
+  end
+  local ns, spread = measure(run, reset, FRAMES)
+  return ns, spread, 100 * reached / frames, iterations / frames
+end
+
+local function track_plain(solve)
+  local x, y = {}, {}
+  local f, frames, iterations, reached = 1, 0, 0, 0
+  local function reset()
+    local px = 0
+    for i = 1, BONES + 1 do
+      x[i], y[i] = px, 0
+      px = px + (lengths[i] or 0)
+    end
+    f, frames, iterations, reached = 1, 0, 0, 0
+  end
+  local function run(count)
+    for _ = 1, count do
+      local ok, its = solve(x, y, fx[f], fy[f])
+      iterations = iterations + its
+      if ok then reached = reached + 1 end
+      f = f + 1
+      if f > FRAMES then f = 1 end
+    end
+    frames = frames + count
+  end
+  local ns, spread = measure(run, reset, FRAMES)
+  return ns, spread, 100 * reached / frames, iterations / frames
+end
+
+local TOLERANCE, MAX_ITERATIONS = 1e-3, 64
+local function plain_fabrik_track(x, y, px, py)
+  return plain.fabrik(x, y, lengths, BONES, px, py, MAX_ITERATIONS, TOLERANCE)
+end
+local function plain_ccd_track(x, y, px, py)
+  return plain.ccd(x, y, BONES, px, py, MAX_ITERATIONS, TOLERANCE)
+end
+
+print(string.format([[
+
+== %s: tracking ==
+One 10-bone 2D chain follows a Lissajous target (%d frames a period, within 0.8 of its
+reach), each frame from the last frame's pose to tolerance 1e-3, at most 64 iterations; the
+module with its defaults unless the row says otherwise. ns per frame; reached: frames
+within tolerance; its: mean iterations per frame. plain/module > 1: the module is faster.
+]], vm, FRAMES))
+print(string.format("%-24s %9s %7s %8s %6s %9s %7s %8s %6s %12s", "module", "ns/frame", "spread",
+  "reached", "its", "plain ns", "spread", "reached", "its", "plain/module"))
+local track_fabrik_ns
+local rows = {
+  {"fabrik", {}, plain_fabrik_track},
+  {"ccd (greed 0.5, ramp)", {solver = "ccd"}, plain_ccd_track},
+  {"ccd, greed 1", {solver = "ccd", greed = 1, greed_ramp = false}, plain_ccd_track},
+}
+for _, row in ipairs(rows) do
+  local m, ms, mr, mi = track_module(row[2])
+  local p, ps, pr, pits = track_plain(row[3])
+  print(string.format("%-24s %9.0f %6.1f%% %7.1f%% %6.2f %9.0f %6.1f%% %7.1f%% %6.2f %12.2f", row[1],
+    m, 100 * ms, mr, mi, p, 100 * ps, pr, pits, p / m))
+  if row[1] == "fabrik" then track_fabrik_ns = m end
+end
+print(string.format("\nframe budget (%s): %d 10-bone chains tracked per 16 ms frame (FABRIK, the defaults)",
+  vm, math.floor(16e6 / track_fabrik_ns)))
+
+-- ---- the binding's share ----
+
+-- The C bench (--binding) times the same calls: the equal-work FABRIK solve (its own
+-- targets, drawn the same way), and a solve with nothing to do (the defaults, the target
+-- on the tip: zero iterations), where the binding's cost stands out. C and Lua take turns,
+-- C four times and Lua three; the medians.
+local c_bench = os.getenv("IK_BENCH_C") or "build/bench/bench"
+local function c_figures()
+  local pipe = io.popen(c_bench .. " --binding 2>/dev/null")
+  if not pipe then return nil end
+  local out = pipe:read("*a")
+  pipe:close()
+  local solve, _, call = out:match("^%s*(%S+)%s+(%S+)%s+(%S+)")
+  return tonumber(solve), tonumber(call)
+end
+local function median(v)
+  table.sort(v)
+  return v[math.floor((#v + 1) / 2)]
+end
+
+local function lua_figures()
+  local chain = ik.chain2d(lengths):configure(EQUAL)
+  local run, reset = module_runner(chain)
+  local solve = measure(run, reset, 64)
+  local idle = ik.chain2d(lengths)
+  set_pose(idle, start)
+  local x, y = idle:effector()
+  local call = measure(function(count)
+    for _ = 1, count do idle:solve(x, y) end
+  end, function() end, 64)
+  return solve, call
+end
+
+print(string.format("\n== %s: the binding's share ==", vm))
+local c_solve, c_call, l_solve, l_call = {}, {}, {}, {}
+for turn = 1, 4 do
+  c_solve[turn], c_call[turn] = c_figures()
+  if not c_solve[turn] then break end
+  if turn < 4 then l_solve[turn], l_call[turn] = lua_figures() end
+end
+if #c_solve == 4 then
+  local cs, cc, ls, lc = median(c_solve), median(c_call), median(l_solve), median(l_call)
+  print(string.format("%-46s %10s %10s %10s %9s", "per call", "from C", "from Lua", "Lua - C",
+    "share"))
+  print(string.format("%-46s %10.0f %10.0f %10.0f %8.1f%%",
+    string.format("FABRIK 2D, 10 bones, %d iterations, tol. 0", ITERATIONS), cs, ls, ls - cs,
+    100 * (ls - cs) / ls))
+  print(string.format("%-46s %10.0f %10.0f %10.0f %8.1f%%", "a solve with nothing to do (0 iterations)",
+    cc, lc, lc - cc, 100 * (lc - cc) / lc))
+  print(string.format("share: (Lua - C) / Lua. The second row's difference is the binding's cost\n" ..
+    "per call (%.0f ns): %.1f%% of the 10-iteration solve from Lua.", lc - cc, 100 * (lc - cc) / ls))
+else
+  print(string.format("(no C figures: make build/bench/bench, or set IK_BENCH_C)"))
+end
+
+-- ---- memory ----
+
+local function bytes_per_chain(dim, n, count)
+  local ls = {}
+  for i = 1, n do ls[i] = 1 end
+  local keep = {}
+  for i = 1, count do keep[i] = false end
+  collectgarbage("collect")
+  collectgarbage("collect")
+  local before = collectgarbage("count")
+  for i = 1, count do keep[i] = dim == 2 and ik.chain2d(ls) or ik.chain3d(ls) end
+  collectgarbage("collect")
+  collectgarbage("collect")
+  local after = collectgarbage("count")
+  keep = nil
+  return (after - before) * 1024 / count
+end
+print(string.format([[
+
+== %s: memory ==
+Lua memory per chain (collectgarbage("count") growth over 1000 chains kept alive; the C
+block, ik_chain2d_size/ik_chain3d_size, is in the C bench's table):]], vm))
+print(string.format("%-6s %10s %10s", "bones", "2D", "3D"))
+for _, n in ipairs({10, 100}) do
+  print(string.format("%-6d %10.0f %10.0f", n, bytes_per_chain(2, n, 1000), bytes_per_chain(3, n, 1000)))
+end
+
+-- Garbage: collectgarbage("count") across COUNT calls with the collector stopped, after a
+-- warm-up (so LuaJIT has compiled its traces). Must be 0 for every hot-path call.
+local COUNT = 100000
+local function garbage(fn)
+  fn(COUNT / 10)
+  collectgarbage("collect")
+  collectgarbage("stop")
+  local before = collectgarbage("count")
+  fn(COUNT)
+  local after = collectgarbage("count")
+  collectgarbage("restart")
+  return (after - before) * 1024 / COUNT
+end
+
+local function solver_calls(dim, solver)
+  local n = solver == "two_bone" and 2 or BONES
+  local ls = {}
+  for i = 1, n do ls[i] = lengths[i] end
+  local chain = dim == 2 and ik.chain2d(ls) or ik.chain3d(ls)
+  chain:configure({solver = solver, iterations = 2, tolerance = 0})
+  return function(count)
+    for i = 1, count do
+      local k = i % #tx + 1
+      if dim == 2 then chain:solve(tx[k] * n / BONES, ty[k] * n / BONES)
+      else chain:solve(tx[k] * n / BONES, ty[k] * n / BONES, 0.5) end
+    end
+  end
+end
+
+local out = {}
+local reads = ik.chain2d(lengths)
+local garbage_rows = {
+  {"2D fabrik chain:solve", solver_calls(2, "fabrik")},
+  {"2D ccd chain:solve", solver_calls(2, "ccd")},
+  {"2D relax chain:solve", solver_calls(2, "relax")},
+  {"2D two_bone chain:solve", solver_calls(2, "two_bone")},
+  {"3D fabrik chain:solve", solver_calls(3, "fabrik")},
+  {"3D ccd chain:solve", solver_calls(3, "ccd")},
+  {"3D relax chain:solve", solver_calls(3, "relax")},
+  {"ik.solve_many, per chain", function(count)
+    for _ = 1, math.ceil(count / BATCH) do ik.solve_many(batch_chains, batch_targets[1]) end
+  end},
+  {"joint, effector, angle, positions(t)", function(count)
+    for i = 1, count do
+      reads:joint(i % BONES + 1); reads:effector(); reads:angle(i % BONES + 1); reads:positions(out)
+    end
+  end},
+}
+print(string.format([[
+
+== %s: garbage ==
+Bytes of Lua garbage per call: collectgarbage("count") across %d calls with the collector
+stopped (2 iterations a solve, tolerance 0). Must be 0.]], vm, COUNT))
+print(string.format("%-38s %14s", "call", "bytes/call"))
+for _, row in ipairs(garbage_rows) do
+  print(string.format("%-38s %14.3f", row[1], garbage(row[2])))
+end
+print_load()
