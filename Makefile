@@ -7,6 +7,7 @@
 #   make bench    figures: each solver's success rate and mean iterations (bench/)
 #   make fuzz-lua the randomized API test, long: CALLS (1,000,000) calls under each VM from
 #                 SEED (by default the time, printed first: `make fuzz-lua SEED=n` replays)
+#   make fuzz     the libFuzzer harnesses of the core (clang, ASan, UBSan), FUZZ_TIME (60) s each
 #   make deps     installs the Debian packages the above need (as root), or says how
 
 CC      ?= cc
@@ -28,7 +29,16 @@ BIND_HDR := src/ik_lua_compat.h
 
 CORE_OBJ := $(CORE_SRC:src/%.c=build/core/%.o)
 
-.PHONY: all luajit test demo readme-picture deps bench fuzz-lua clean rock-leftovers
+# The libFuzzer harnesses (see `make fuzz` below).
+FUZZERS     := chain two_bone
+FUZZ_CC     ?= clang
+FUZZ_CFLAGS := $(CSTD) -g -O1 $(WARN) -ffp-contract=off -fno-omit-frame-pointer \
+               -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
+FUZZ_TIME   ?= 60
+FUZZ_BIN    := $(FUZZERS:%=build/fuzz/fuzz_%)
+REPLAY_BIN  := $(FUZZERS:%=build/replay/fuzz_%)
+
+.PHONY: all luajit test demo readme-picture deps bench fuzz-lua fuzz fuzz-deps clean rock-leftovers
 
 all: ik/core.so libik.a build/examples/solve
 
@@ -66,7 +76,7 @@ build/examples/solve: examples/solve.c libik.a src/ik.h
 deps:
 	@sh tools/deps.sh
 
-test: deps all luajit
+test: deps all luajit $(REPLAY_BIN)
 	@sh spec/run.sh
 
 demo: deps ik/core.so
@@ -79,6 +89,24 @@ readme-picture: deps ik/core.so
 bench: deps ik/core.so luajit
 	lua5.4 bench/rates.lua
 	IK_CPATH="build/luajit/?.so" luajit bench/rates.lua
+
+# The libFuzzer harnesses fuzz/fuzz_NAME.c link the core only (no Lua). Built with clang's
+# libFuzzer, AddressSanitizer and UndefinedBehaviorSanitizer for `make fuzz`; built with the
+# plain compiler and fuzz/replay.c for `make test`, which replays the committed corpus
+# fuzz/corpus/NAME/ (where every crash found is kept) through the same checks.
+build/fuzz/fuzz_%: fuzz/fuzz_%.c fuzz/fuzz.h $(CORE_SRC) $(CORE_HDR) | fuzz-deps
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -Isrc $< $(CORE_SRC) -o $@ -lm
+
+build/replay/fuzz_%: fuzz/fuzz_%.c fuzz/fuzz.h fuzz/replay.c $(CORE_SRC) $(CORE_HDR)
+	@mkdir -p $(@D)
+	$(CC) $(CSTD) -g $(OPT) $(WARN) -ffp-contract=off -Isrc $< fuzz/replay.c $(CORE_SRC) -o $@ -lm
+
+fuzz: $(FUZZ_BIN)
+	@sh tools/fuzz.sh $(FUZZ_TIME) $(FUZZERS)
+
+fuzz-deps:
+	@sh tools/deps.sh clang libclang-rt-14-dev
 
 # The seed is fixed once per make run, so both VMs make the same calls.
 ifeq ($(origin SEED), undefined)

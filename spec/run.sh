@@ -1,7 +1,8 @@
 #!/bin/sh
 # Runs every test: the busted specs under Lua 5.4 (ik/core.so) and under LuaJIT
-# (build/luajit/ik/core.so), then the C example build/examples/solve (one test).
-# `make test` builds all three first. The full TAP output of each VM is kept in build/test/.
+# (build/luajit/ik/core.so), then the C example build/examples/solve (one test), then the
+# libFuzzer harnesses' committed corpus replayed by build/replay/fuzz_NAME (one test each).
+# `make test` builds them all first. The full TAP output of each VM is kept in build/test/.
 # The last line is always `N passed, N failed`; the exit status is 0 only when nothing
 # failed and at least one test ran.
 set -eu
@@ -78,6 +79,22 @@ else
     echo "C example: 1 passed ($example)"
     passed=$((passed + 1))
 fi
+
+# The corpus of each libFuzzer harness -- its seeds and every crash it found, which must
+# now pass -- replayed through the harness's checks by a plain build (fuzz/replay.c).
+for name in chain two_bone; do
+    replay=build/replay/fuzz_$name
+    out="$logs/replay_$name.out"
+    if [ ! -x "$replay" ]; then
+        fail C "$replay is missing (run make first)"
+    elif "$replay" "fuzz/corpus/$name" >"$out" 2>&1; then
+        echo "fuzz corpus $name: 1 passed ($(tail -n 1 "$out") from fuzz/corpus/$name)"
+        passed=$((passed + 1))
+    else
+        fail C "$replay fuzz/corpus/$name failed:"
+        tail -n 8 "$out" | sed 's/^/    /'
+    fi
+done
 
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ] && [ "$passed" -gt 0 ]
