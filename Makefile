@@ -8,6 +8,8 @@
 #   make fuzz-lua the randomized API test, long: CALLS (1,000,000) calls under each VM from
 #                 SEED (by default the time, printed first: `make fuzz-lua SEED=n` replays)
 #   make fuzz     the libFuzzer harnesses of the core (clang, ASan, UBSan), FUZZ_TIME (60) s each
+#   make test-asan       the specs under Lua 5.4 with the module built with ASan and UBSan
+#   make test-valgrind   the specs under Lua 5.4 run by valgrind's memcheck
 #   make deps     installs the Debian packages the above need (as root), or says how
 
 CC      ?= cc
@@ -38,7 +40,8 @@ FUZZ_TIME   ?= 60
 FUZZ_BIN    := $(FUZZERS:%=build/fuzz/fuzz_%)
 REPLAY_BIN  := $(FUZZERS:%=build/replay/fuzz_%)
 
-.PHONY: all luajit test demo readme-picture deps bench fuzz-lua fuzz fuzz-deps clean rock-leftovers
+.PHONY: all luajit test test-asan test-valgrind demo readme-picture deps bench fuzz-lua fuzz \
+        clang-deps clean rock-leftovers
 
 all: ik/core.so libik.a build/examples/solve
 
@@ -94,7 +97,7 @@ bench: deps ik/core.so luajit
 # libFuzzer, AddressSanitizer and UndefinedBehaviorSanitizer for `make fuzz`; built with the
 # plain compiler and fuzz/replay.c for `make test`, which replays the committed corpus
 # fuzz/corpus/NAME/ (where every crash found is kept) through the same checks.
-build/fuzz/fuzz_%: fuzz/fuzz_%.c fuzz/fuzz.h $(CORE_SRC) $(CORE_HDR) | fuzz-deps
+build/fuzz/fuzz_%: fuzz/fuzz_%.c fuzz/fuzz.h $(CORE_SRC) $(CORE_HDR) | clang-deps
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -Isrc $< $(CORE_SRC) -o $@ -lm
 
@@ -105,8 +108,24 @@ build/replay/fuzz_%: fuzz/fuzz_%.c fuzz/fuzz.h fuzz/replay.c $(CORE_SRC) $(CORE_
 fuzz: $(FUZZ_BIN)
 	@sh tools/fuzz.sh $(FUZZ_TIME) $(FUZZERS)
 
-fuzz-deps:
+clang-deps:
 	@sh tools/deps.sh clang libclang-rt-14-dev
+
+# The Lua 5.4 module with AddressSanitizer and UndefinedBehaviorSanitizer, for an
+# uninstrumented lua5.4 (spec/run.sh preloads the sanitizers' runtime).
+build/asan/ik/core.so: $(CORE_SRC) $(BIND_SRC) $(CORE_HDR) $(BIND_HDR) | clang-deps
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(CSTD) -g -O1 $(WARN) -ffp-contract=off -fPIC -fno-omit-frame-pointer \
+	    -fsanitize=address,undefined -fno-sanitize-recover=all -I$(LUA54_INC) -shared \
+	    $(CORE_SRC) $(BIND_SRC) -o $@ -lm
+
+# Both need `all`: spec/edge_scale_spec.lua runs the plain build in a child process.
+test-asan: deps all build/asan/ik/core.so
+	@sh spec/run.sh asan
+
+test-valgrind: deps all
+	@sh tools/deps.sh valgrind
+	@sh spec/run.sh valgrind
 
 # The seed is fixed once per make run, so both VMs make the same calls.
 ifeq ($(origin SEED), undefined)

@@ -1,11 +1,19 @@
 #!/bin/sh
-# Runs every test: the busted specs under Lua 5.4 (ik/core.so) and under LuaJIT
-# (build/luajit/ik/core.so), then the C example build/examples/solve (one test), then the
-# libFuzzer harnesses' committed corpus replayed by build/replay/fuzz_NAME (one test each).
-# `make test` builds them all first. The full TAP output of each VM is kept in build/test/.
+#   sh spec/run.sh           (make test) every test: the busted specs under Lua 5.4
+#                            (ik/core.so) and under LuaJIT (build/luajit/ik/core.so), then
+#                            the C example build/examples/solve (one test), then the libFuzzer
+#                            harnesses' committed corpus replayed by build/replay/fuzz_NAME
+#                            (one test each)
+#   sh spec/run.sh asan      (make test-asan) the specs under Lua 5.4 with the module built
+#                            with AddressSanitizer and UndefinedBehaviorSanitizer
+#                            (build/asan/ik/core.so), the sanitizers' runtime preloaded
+#   sh spec/run.sh valgrind  (make test-valgrind) the specs under Lua 5.4 run by valgrind's
+#                            memcheck: no error and no definite leak, or one more failure
+# The make targets build what they need first. The full TAP output is kept in build/test/.
 # The last line is always `N passed, N failed`; the exit status is 0 only when nothing
 # failed and at least one test ran.
 set -eu
+mode=${1:-all}
 cd "$(dirname "$0")/.."
 
 logs=build/test
@@ -19,7 +27,8 @@ fail() {
     failed=$((failed + 1))
 }
 
-# specs VM MODULE [BUSTED-ARGS...]: runs the specs under VM with the C module MODULE.
+# specs NAME MODULE COMMAND...: runs the specs with COMMAND (busted and its options, or
+# whatever runs busted) and the C module MODULE; NAME labels the results and the log.
 specs() {
     vm=$1 module=$2
     shift 2
@@ -30,7 +39,7 @@ specs() {
     log="$logs/$vm.tap"
     # Our TAP handler, not busted's -o TAP: that one crashes on a spec file that does not load.
     rc=0
-    busted --lua="$vm" -o tools/busted_tap.lua "$@" >"$log" 2>&1 || rc=$?
+    "$@" -o tools/busted_tap.lua >"$log" 2>&1 || rc=$?
 
     # `ok N - # SKIP name` is a pending test; every `not ok` (failure, error, a file or
     # describe block that broke) is a failure. The `# ...` lines after one say why.
@@ -59,42 +68,94 @@ specs() {
     fi
 }
 
-specs lua5.4 ik/core.so
-# The C module path goes before the one in .busted, so LuaJIT does not load the Lua 5.4 build.
-specs luajit build/luajit/ik/core.so --cpath='build/luajit/?.so'
-
 # The C example counts as one test: it must exit 0 and print a row per solver.
-example=build/examples/solve
-if [ ! -x "$example" ]; then
-    fail C "$example is missing (run make first)"
-elif ! "$example" >"$logs/solve.out" 2>&1; then
-    fail C "$example exited with an error:"
-    sed 's/^/    /' "$logs/solve.out"
-elif ! { grep -q '^fabrik ' "$logs/solve.out" && grep -q '^ccd ' "$logs/solve.out" &&
-    grep -q '^relax ' "$logs/solve.out" && grep -q '^two_bone ' "$logs/solve.out" &&
-    grep -q '^all results as expected$' "$logs/solve.out"; }; then
-    fail C "$example printed something unexpected:"
-    sed 's/^/    /' "$logs/solve.out"
-else
-    echo "C example: 1 passed ($example)"
-    passed=$((passed + 1))
-fi
+c_example() {
+    example=build/examples/solve
+    if [ ! -x "$example" ]; then
+        fail C "$example is missing (run make first)"
+    elif ! "$example" >"$logs/solve.out" 2>&1; then
+        fail C "$example exited with an error:"
+        sed 's/^/    /' "$logs/solve.out"
+    elif ! { grep -q '^fabrik ' "$logs/solve.out" && grep -q '^ccd ' "$logs/solve.out" &&
+        grep -q '^relax ' "$logs/solve.out" && grep -q '^two_bone ' "$logs/solve.out" &&
+        grep -q '^all results as expected$' "$logs/solve.out"; }; then
+        fail C "$example printed something unexpected:"
+        sed 's/^/    /' "$logs/solve.out"
+    else
+        echo "C example: 1 passed ($example)"
+        passed=$((passed + 1))
+    fi
+}
 
 # The corpus of each libFuzzer harness -- its seeds and every crash it found, which must
 # now pass -- replayed through the harness's checks by a plain build (fuzz/replay.c).
-for name in chain two_bone; do
-    replay=build/replay/fuzz_$name
-    out="$logs/replay_$name.out"
-    if [ ! -x "$replay" ]; then
-        fail C "$replay is missing (run make first)"
-    elif "$replay" "fuzz/corpus/$name" >"$out" 2>&1; then
-        echo "fuzz corpus $name: 1 passed ($(tail -n 1 "$out") from fuzz/corpus/$name)"
-        passed=$((passed + 1))
-    else
-        fail C "$replay fuzz/corpus/$name failed:"
-        tail -n 8 "$out" | sed 's/^/    /'
+fuzz_corpus() {
+    for name in chain two_bone; do
+        replay=build/replay/fuzz_$name
+        out="$logs/replay_$name.out"
+        if [ ! -x "$replay" ]; then
+            fail C "$replay is missing (run make first)"
+        elif "$replay" "fuzz/corpus/$name" >"$out" 2>&1; then
+            echo "fuzz corpus $name: 1 passed ($(tail -n 1 "$out") from fuzz/corpus/$name)"
+            passed=$((passed + 1))
+        else
+            fail C "$replay fuzz/corpus/$name failed:"
+            tail -n 8 "$out" | sed 's/^/    /'
+        fi
+    done
+}
+
+# sanitizer_reports LOG: a sanitizer's report in LOG is a failure, even if the run went on.
+sanitizer_reports() {
+    if grep -q -E 'ERROR: (Address|Leak)Sanitizer|runtime error:' "$1"; then
+        fail "$mode" "a sanitizer reported an error; from $1:"
+        grep -E -A6 'ERROR: (Address|Leak)Sanitizer|runtime error:' "$1" | head -n 20 | sed 's/^/    /'
     fi
-done
+}
+
+# memcheck_summary LOG: memcheck's verdict in LOG, one more failure unless it is clean.
+memcheck_summary() {
+    errors=$(sed -n 's/.*ERROR SUMMARY: \([0-9]*\) errors.*/\1/p' "$1" | tail -n 1)
+    definite=$(sed -n 's/.*definitely lost: \([0-9,]*\) bytes.*/\1/p' "$1" | tail -n 1)
+    echo "valgrind memcheck: ${errors:-?} errors, ${definite:-0} bytes definitely lost (log $1)"
+    if [ "${errors:-x}" != 0 ] || [ "${definite:-0}" != 0 ]; then
+        fail valgrind "memcheck is not clean; from $1:"
+        grep -E -A8 'Invalid|uninitialised|definitely lost in' "$1" | head -n 30 | sed 's/^/    /'
+    fi
+}
+
+case $mode in
+all)
+    specs lua5.4 ik/core.so busted --lua=lua5.4
+    # The C module path goes before the one in .busted, so LuaJIT does not load the Lua 5.4 build.
+    specs luajit build/luajit/ik/core.so busted --lua=luajit --cpath='build/luajit/?.so'
+    c_example
+    fuzz_corpus
+    ;;
+asan)
+    # lua5.4 itself is not instrumented: the runtime (which has UBSan's handlers too) is
+    # preloaded. Leaks are valgrind's part: lua5.4 does not free its state on os.exit.
+    runtime=$(${FUZZ_CC:-clang} -print-file-name=libclang_rt.asan-x86_64.so)
+    specs lua5.4-asan build/asan/ik/core.so env LD_PRELOAD="$runtime" \
+        ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
+        busted --lua=lua5.4 --cpath='build/asan/?.so'
+    sanitizer_reports "$logs/lua5.4-asan.tap"
+    ;;
+valgrind)
+    # busted runs under lua5.4 itself, so memcheck watches the process that loads the module
+    # (`busted --lua=lua5.4` would start another one). Children (spec/huge_chain.lua) are
+    # not traced. IK_SPEC_QUICK=1: the longest specs do a tenth of their work (same paths).
+    rm -f "$logs/valgrind.log"
+    specs lua5.4-valgrind ik/core.so env IK_SPEC_QUICK=1 valgrind --tool=memcheck --error-exitcode=1 --leak-check=full \
+        --show-leak-kinds=definite --errors-for-leak-kinds=definite --log-file="$logs/valgrind.log" \
+        lua5.4 /usr/bin/busted
+    memcheck_summary "$logs/valgrind.log"
+    ;;
+*)
+    echo "spec/run.sh: unknown mode '$mode' (all, asan or valgrind)" >&2
+    exit 2
+    ;;
+esac
 
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ] && [ "$passed" -gt 0 ]
