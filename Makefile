@@ -16,10 +16,13 @@ CC      ?= cc
 CSTD    := -std=c99
 WARN    := -Wall -Wextra -pedantic -Wshadow -Wmissing-prototypes -Wstrict-prototypes \
            -Wcast-qual -Wpointer-arith -Wundef -Werror
-# -ffp-contract=off: no fused multiply-adds, so every build gives the same bits.
+# No fused multiply-adds, so every build gives the same bits (README, Determinism):
+# -ffp-contract=off, and -fno-tree-slp-vectorize because GCC 12's vectorizer fuses the
+# quaternion products into vfmaddsub all the same once FMA is enabled (-march=native).
+FP_FLAGS := -ffp-contract=off -fno-tree-slp-vectorize
 OPT     ?= -O2
 CFLAGS  ?=
-ALL_CFLAGS := $(CSTD) $(OPT) $(WARN) -ffp-contract=off -fPIC $(CFLAGS)
+ALL_CFLAGS := $(CSTD) $(OPT) $(WARN) $(FP_FLAGS) -fPIC $(CFLAGS)
 
 LUA54_INC  ?= /usr/include/lua5.4
 LUAJIT_INC ?= /usr/include/luajit-2.1
@@ -34,7 +37,7 @@ CORE_OBJ := $(CORE_SRC:src/%.c=build/core/%.o)
 # The libFuzzer harnesses (see `make fuzz` below).
 FUZZERS     := chain two_bone
 FUZZ_CC     ?= clang
-FUZZ_CFLAGS := $(CSTD) -g -O1 $(WARN) -ffp-contract=off -fno-omit-frame-pointer \
+FUZZ_CFLAGS := $(CSTD) -g -O1 $(WARN) $(FP_FLAGS) -fno-omit-frame-pointer \
                -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
 FUZZ_TIME   ?= 60
 FUZZ_BIN    := $(FUZZERS:%=build/fuzz/fuzz_%)
@@ -103,7 +106,7 @@ build/fuzz/fuzz_%: fuzz/fuzz_%.c fuzz/fuzz.h $(CORE_SRC) $(CORE_HDR) | clang-dep
 
 build/replay/fuzz_%: fuzz/fuzz_%.c fuzz/fuzz.h fuzz/replay.c $(CORE_SRC) $(CORE_HDR)
 	@mkdir -p $(@D)
-	$(CC) $(CSTD) -g $(OPT) $(WARN) -ffp-contract=off -Isrc $< fuzz/replay.c $(CORE_SRC) -o $@ -lm
+	$(CC) $(CSTD) -g $(OPT) $(WARN) $(FP_FLAGS) -Isrc $< fuzz/replay.c $(CORE_SRC) -o $@ -lm
 
 fuzz: $(FUZZ_BIN)
 	@sh tools/fuzz.sh $(FUZZ_TIME) $(FUZZERS)
@@ -115,7 +118,7 @@ clang-deps:
 # uninstrumented lua5.4 (spec/run.sh preloads the sanitizers' runtime).
 build/asan/ik/core.so: $(CORE_SRC) $(BIND_SRC) $(CORE_HDR) $(BIND_HDR) | clang-deps
 	@mkdir -p $(@D)
-	$(FUZZ_CC) $(CSTD) -g -O1 $(WARN) -ffp-contract=off -fPIC -fno-omit-frame-pointer \
+	$(FUZZ_CC) $(CSTD) -g -O1 $(WARN) $(FP_FLAGS) -fPIC -fno-omit-frame-pointer \
 	    -fsanitize=address,undefined -fno-sanitize-recover=all -I$(LUA54_INC) -shared \
 	    $(CORE_SRC) $(BIND_SRC) -o $@ -lm
 
