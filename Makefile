@@ -10,6 +10,8 @@
 #   make fuzz     the libFuzzer harnesses of the core (clang, ASan, UBSan), FUZZ_TIME (60) s each
 #   make test-asan       the specs under Lua 5.4 with the module built with ASan and UBSan
 #   make test-valgrind   the specs under Lua 5.4 run by valgrind's memcheck
+#   make determinism     a fixed workload's every result, bit for bit the same from Lua 5.4
+#                        and LuaJIT, -O0 and -O2, gcc and clang builds (build/det/)
 #   make deps     installs the Debian packages the above need (as root), or says how
 
 CC      ?= cc
@@ -43,8 +45,8 @@ FUZZ_TIME   ?= 60
 FUZZ_BIN    := $(FUZZERS:%=build/fuzz/fuzz_%)
 REPLAY_BIN  := $(FUZZERS:%=build/replay/fuzz_%)
 
-.PHONY: all luajit test test-asan test-valgrind demo readme-picture deps bench fuzz-lua fuzz \
-        clang-deps clean rock-leftovers
+.PHONY: all luajit test test-asan test-valgrind determinism demo readme-picture deps bench \
+        fuzz-lua fuzz clang-deps clean rock-leftovers
 
 all: ik/core.so libik.a build/examples/solve
 
@@ -129,6 +131,22 @@ test-asan: deps all build/asan/ik/core.so
 test-valgrind: deps all
 	@sh tools/deps.sh valgrind
 	@sh spec/run.sh valgrind
+
+# Determinism: builds of the Lua module that must agree bit for bit, each in build/det/NAME/:
+# the VM (lua54, luajit), the compiler (cc, clang) and the optimisation (-O0, -O2, or -O3
+# -march=native, where FMA instructions exist); the first is the reference, `make`'s own.
+DET_VARIANTS := lua54-cc-O2 lua54-cc-O0 lua54-cc-O3-native lua54-clang-O2 luajit-cc-O2 luajit-cc-O0
+det_cc  = $(if $(findstring clang,$(1)),$(FUZZ_CC),$(CC))
+det_opt = $(if $(findstring -O0,$(1)),-O0,$(if $(findstring native,$(1)),-O3 -march=native,-O2))
+det_inc = $(if $(findstring luajit,$(1)),$(LUAJIT_INC),$(LUA54_INC))
+
+build/det/%/ik/core.so: $(CORE_SRC) $(BIND_SRC) $(CORE_HDR) $(BIND_HDR) | clang-deps
+	@mkdir -p $(@D)
+	$(call det_cc,$*) $(CSTD) $(call det_opt,$*) $(WARN) $(FP_FLAGS) -fPIC -I$(call det_inc,$*) \
+	    -shared $(CORE_SRC) $(BIND_SRC) -o $@ -lm
+
+determinism: deps $(DET_VARIANTS:%=build/det/%/ik/core.so)
+	@sh tools/determinism.sh $(DET_VARIANTS)
 
 # The seed is fixed once per make run, so both VMs make the same calls.
 ifeq ($(origin SEED), undefined)
