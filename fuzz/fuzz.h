@@ -9,10 +9,18 @@
  * fraction, or 8 raw bytes (any double, signalling NaNs included).
  *
  * A failed check prints what and where, then aborts: libFuzzer saves the input as a crash.
+ *
+ * Every core call goes through CORE(), which also fails when the call raised the
+ * floating-point invalid flag: the core computes no NaN from numbers, not even one it then
+ * discards. (So input NaNs are made quiet: isfinite() raises the flag for a signalling
+ * one.) IK_FUZZ_FE_INVALID=0 in the environment turns this off; IK_FUZZ_FE_INVALID=trap
+ * traps (SIGFPE) where the NaN is made, for the stack trace.
  */
 #ifndef IK_FUZZ_H
 #define IK_FUZZ_H
 
+#define _GNU_SOURCE /* feenableexcept; this header comes before any other */
+#include <fenv.h>
 #include <float.h>
 #include <math.h>
 #include <stdint.h>
@@ -53,9 +61,9 @@ static const ik_real interesting[] = {
 
 static const ik_real scales[] = {1.0, 10.0, 1e-3, 1e6};
 
-/* Nonzero: raw bytes that make a signalling NaN give a quiet one (isfinite raises the
-   invalid flag for a signalling NaN, which is no fault of the code under test). */
-static int quiet_nans;
+/* 1: the invalid flag is checked after each core call (the default), 2: it traps, 0: off.
+   With the check, raw bytes that make a signalling NaN give a quiet one. */
+static int check_fe_invalid = 1;
 
 static inline ik_real take_real(reader *r)
 {
@@ -68,7 +76,7 @@ static inline ik_real take_real(reader *r)
     } else {
         uint64_t bits = (uint64_t)take_u32(r) << 32 | take_u32(r);
         ik_real d;
-        if (quiet_nans && (bits & 0x7ff0000000000000u) == 0x7ff0000000000000u && (bits << 12) != 0)
+        if (check_fe_invalid && (bits & 0x7ff0000000000000u) == 0x7ff0000000000000u && (bits << 12) != 0)
             bits |= 0x0008000000000000u;
         memcpy(&d, &bits, sizeof d);
         return d;
@@ -116,6 +124,34 @@ static inline int is_unit(const ik_real q[4])
 {
     ik_real s = q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3];
     return isfinite(s) && fabs(s - 1) <= 2e-9;
+}
+
+/* ---- calling the core ---- */
+
+static inline void before_core(void)
+{
+    if (check_fe_invalid) feclearexcept(FE_ALL_EXCEPT);
+    if (check_fe_invalid == 2) feenableexcept(FE_INVALID);
+}
+
+static inline void after_core(const char *what)
+{
+    if (check_fe_invalid == 2) fedisableexcept(FE_INVALID);
+    if (check_fe_invalid) CHECK(!fetestexcept(FE_INVALID), "%s raised FE_INVALID (made a NaN)", what);
+}
+
+static ik_status core_result;
+#define CORE(expr) (before_core(), core_result = (expr), after_core(#expr), core_result)
+
+int LLVMFuzzerInitialize(int *argc, char ***argv);
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+    const char *fe = getenv("IK_FUZZ_FE_INVALID");
+    (void)argc, (void)argv;
+    if (fe) check_fe_invalid = strcmp(fe, "trap") == 0 ? 2 : fe[0] != '0';
+    return 0;
 }
 
 #endif /* IK_FUZZ_H */

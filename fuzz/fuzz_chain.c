@@ -13,17 +13,11 @@
  *     by the joints (1e-9), angles in [-pi, pi], rotations unit (1e-9); a solve's result is
  *     consistent (distance finite and the tip's, reached == distance <= tolerance,
  *     iterations within the maximum).
- * And the core computes no NaN at all from numbers, not even one it then discards: a core
- * call that raises the floating-point invalid flag fails. (Input NaNs are made quiet:
- * isfinite() raises the flag for a signalling NaN.) IK_FUZZ_FE_INVALID=0 in the environment
- * turns this off; IK_FUZZ_FE_INVALID=trap traps (SIGFPE) where the NaN is made, for the
- * stack trace.
+ * And no core call may raise the floating-point invalid flag (see fuzz.h).
  */
-#define _GNU_SOURCE /* feenableexcept */
-#include <fenv.h>
-#include <limits.h>
-
 #include "fuzz.h"
+
+#include <limits.h>
 
 #define MAX_BONES 12
 #define MAX_CHAINS 3
@@ -43,24 +37,6 @@ typedef struct slot {
 } slot;
 
 static slot slots[MAX_CHAINS];
-static int check_fe_invalid = 1; /* 1: test the flag after each core call; 2: trap */
-
-/* ---- calling the core ---- */
-
-static void before_core(void)
-{
-    if (check_fe_invalid) feclearexcept(FE_ALL_EXCEPT);
-    if (check_fe_invalid == 2) feenableexcept(FE_INVALID);
-}
-
-static void after_core(const char *what)
-{
-    if (check_fe_invalid == 2) fedisableexcept(FE_INVALID);
-    if (check_fe_invalid) CHECK(!fetestexcept(FE_INVALID), "%s raised FE_INVALID (made a NaN)", what);
-}
-
-#define CORE(expr) (before_core(), core_result = (expr), after_core(#expr), core_result)
-static ik_status core_result;
 
 /* ---- what is observable, in parts ---- */
 
@@ -593,18 +569,6 @@ static void operate(reader *r, slot *s)
     check_kept(&seen, &now, keep, what);
     check_sound(s, what);
     free(raw);
-}
-
-int LLVMFuzzerInitialize(int *argc, char ***argv);
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-int LLVMFuzzerInitialize(int *argc, char ***argv)
-{
-    const char *fe = getenv("IK_FUZZ_FE_INVALID");
-    (void)argc, (void)argv;
-    if (fe) check_fe_invalid = strcmp(fe, "trap") == 0 ? 2 : fe[0] != '0';
-    quiet_nans = check_fe_invalid;
-    return 0;
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

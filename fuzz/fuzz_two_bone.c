@@ -12,37 +12,17 @@
  *     angle form's tip is on the target and the vector forms' |joint - target| = r2 (up to
  *     the ring's slack: 1e-6 of the largest input); out of reach the 2D joint is on the
  *     root->target line.
- * The floating-point invalid flag is checked after each core call as in fuzz_chain.c
- * (IK_FUZZ_FE_INVALID=0 turns it off, =trap traps where the NaN is made).
+ * And no core call may raise the floating-point invalid flag (see fuzz.h).
  */
-#define _GNU_SOURCE /* feenableexcept */
-#include <fenv.h>
-#include <limits.h>
-
 #include "fuzz.h"
+
+#include <limits.h>
 
 #define BIT(status) (1u << (status))
 #define PI 3.14159265358979323846
 /* A joint's coordinates are rounded to the doubles: below 2.2e-308 that is an absolute error
    of up to 2^-1075 each, however short the bones. */
 #define SUBNORMAL_SLACK 1e-323
-
-static int check_fe_invalid = 1;
-
-static void before_core(void)
-{
-    if (check_fe_invalid) feclearexcept(FE_ALL_EXCEPT);
-    if (check_fe_invalid == 2) feenableexcept(FE_INVALID);
-}
-
-static void after_core(const char *what)
-{
-    if (check_fe_invalid == 2) fedisableexcept(FE_INVALID);
-    if (check_fe_invalid) CHECK(!fetestexcept(FE_INVALID), "%s raised FE_INVALID (made a NaN)", what);
-}
-
-static ik_status core_result;
-#define CORE(expr) (before_core(), core_result = (expr), after_core(#expr), core_result)
 
 static unsigned number_errors(const ik_real *v, int count)
 {
@@ -224,18 +204,6 @@ static void names_and_settings(reader *r)
         expect |= BIT(IK_ERR_POLE);
     k = (int)CORE(ik_settings_validate(&s));
     CHECK(expect ? (BIT(k) & expect) != 0 : k == IK_OK, "validate: status %d, expected %#x", k, expect);
-}
-
-int LLVMFuzzerInitialize(int *argc, char ***argv);
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-int LLVMFuzzerInitialize(int *argc, char ***argv)
-{
-    const char *fe = getenv("IK_FUZZ_FE_INVALID");
-    (void)argc, (void)argv;
-    if (fe) check_fe_invalid = strcmp(fe, "trap") == 0 ? 2 : fe[0] != '0';
-    quiet_nans = check_fe_invalid;
-    return 0;
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

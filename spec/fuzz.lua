@@ -17,9 +17,9 @@
 --     rounding of the coordinates), rotations unit (1e-9), angles in [-pi, pi]; solves
 --     return a consistent reached/distance/iterations.
 --
--- The random numbers come from the Park-Miller generator (seed = 16807 * seed % (2^31 - 1),
--- exact in doubles), so a seed gives the same sequence of calls in Lua 5.4 and in LuaJIT.
--- A failure names the seed and the call number; the same seed replays it.
+-- The random numbers come from spec/helpers.lua's Park-Miller generator (exact in doubles),
+-- so a seed gives the same sequence of calls in Lua 5.4 and in LuaJIT. A failure names the
+-- seed and the call number; the same seed replays it.
 --
 -- Adding a function or method (joint limits, say) is one entry in OPS below, plus a kind in
 -- KINDS if its arguments follow a rule no kind has yet. M.uncovered() lists the methods and
@@ -43,31 +43,19 @@ local DBL_MAX = 1.7976931348623157e308
 M.COORD_MAX = 1e300
 
 -- ---------------------------------------------------------------------------------------
--- Random numbers: Park-Miller, the "minimal standard" (16807, 2^31 - 1). Every product is
--- below 2^46: exact in doubles and in 64-bit integers, so both VMs agree.
+-- Random numbers: spec/helpers.lua's Park-Miller generator (exact in doubles: both VMs give
+-- the same sequence), with the few draws the fuzzer needs.
 
-local MODULUS = 2147483647.0
+local helpers = require("spec.helpers")
 
 function M.rng(seed)
-    local state = (tonumber(seed) % (MODULUS - 1.0)) + 1.0 -- in 1 .. 2^31 - 2, never 0
-    local r = {}
-    function r.next()
-        state = (16807.0 * state) % MODULUS
-        return state
-    end
-    -- (0, 1)
-    function r.unit()
-        return r.next() / MODULUS
-    end
-    -- a whole number in [a, b] (b - a far below 2^31: the bias is negligible)
-    function r.int(a, b)
-        return a + r.next() % (b - a + 1)
-    end
+    local r = helpers.rng(seed)
+    r.unit = r.next -- (0, 1)
     function r.pick(t)
-        return t[1 + r.next() % #t]
+        return t[r.int(1, #t)]
     end
     function r.chance(p)
-        return r.unit() < p
+        return r.next() < p
     end
     return r
 end
