@@ -51,10 +51,37 @@ static inline uint32_t take_u32(reader *r)
 }
 
 static const ik_real interesting[] = {
-    0.0, -0.0, 1.0, -1.0, 0.5, 2.0, 3.0, 1e-300, -1e-300, 4.9406564584124654e-324,
-    2.2250738585072014e-308, 1e-160, -1e-160, 1e160, 1e150, 1e300, -1e300,
-    1.0000000000000002e300, DBL_MAX, -DBL_MAX, INFINITY, -INFINITY, NAN, 3.14159265358979323846,
-    -3.14159265358979323846, 6.28318530717958647692, 1e-9, 1e9, 1.0000001, 1e-10, 9007199254740992.0,
+    0.0,
+    -0.0,
+    1.0,
+    -1.0,
+    0.5,
+    2.0,
+    3.0,
+    1e-300,
+    -1e-300,
+    4.9406564584124654e-324,
+    2.2250738585072014e-308,
+    1e-160,
+    -1e-160,
+    1e160,
+    1e150,
+    1e300,
+    -1e300,
+    1.0000000000000002e300,
+    DBL_MAX,
+    -DBL_MAX,
+    INFINITY,
+    -INFINITY,
+    NAN,
+    3.14159265358979323846,
+    -3.14159265358979323846,
+    6.28318530717958647692,
+    1e-9,
+    1e9,
+    1.0000001,
+    1e-10,
+    9007199254740992.0,
     0.1,
 };
 #define INTERESTING_COUNT ((int)(sizeof interesting / sizeof interesting[0]))
@@ -76,7 +103,8 @@ static inline ik_real take_real(reader *r)
     } else {
         uint64_t bits = (uint64_t)take_u32(r) << 32 | take_u32(r);
         ik_real d;
-        if (check_fe_invalid && (bits & 0x7ff0000000000000u) == 0x7ff0000000000000u && (bits << 12) != 0)
+        if (check_fe_invalid && (bits & 0x7ff0000000000000u) == 0x7ff0000000000000u &&
+            (bits << 12) != 0)
             bits |= 0x0008000000000000u;
         memcpy(&d, &bits, sizeof d);
         return d;
@@ -93,16 +121,15 @@ static inline ik_real take_length(reader *r)
 
 /* ---- checks ---- */
 
-#define CHECK(cond, ...)                                                                       \
-    do {                                                                                       \
-        if (!(cond)) {                                                                         \
-            fprintf(stderr, "%s:%d: check failed: %s\n  ", __FILE__, __LINE__, #cond);        \
-            fprintf(stderr, __VA_ARGS__);                                                      \
-            fprintf(stderr, "\n");                                                             \
-            abort();                                                                           \
-        }                                                                                      \
+#define CHECK(cond, ...)                                                                           \
+    do {                                                                                           \
+        if (!(cond)) {                                                                             \
+            fprintf(stderr, "%s:%d: check failed: %s\n  ", __FILE__, __LINE__, #cond);             \
+            fprintf(stderr, __VA_ARGS__);                                                          \
+            fprintf(stderr, "\n");                                                                 \
+            abort();                                                                               \
+        }                                                                                          \
     } while (0)
-
 
 /* |(x, y, z)| without overflow: halved first (exact above the subnormals), doubled back. */
 static inline ik_real half_norm(ik_real x, ik_real y, ik_real z)
@@ -137,7 +164,8 @@ static inline void before_core(void)
 static inline void after_core(const char *what)
 {
     if (check_fe_invalid == 2) fedisableexcept(FE_INVALID);
-    if (check_fe_invalid) CHECK(!fetestexcept(FE_INVALID), "%s raised FE_INVALID (made a NaN)", what);
+    if (check_fe_invalid)
+        CHECK(!fetestexcept(FE_INVALID), "%s raised FE_INVALID (made a NaN)", what);
 }
 
 static ik_status core_result;

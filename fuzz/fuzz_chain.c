@@ -29,7 +29,7 @@
 
 typedef struct slot {
     ik_chain *chain; /* NULL: no chain */
-    void *memory;    /* the chain's block, for byte snapshots */
+    void *memory; /* the chain's block, for byte snapshots */
     size_t size;
     int created; /* by ik_chainNd_create (free with ik_chain_destroy) */
     int dim, n;
@@ -72,10 +72,12 @@ static void observe(const slot *s, observed *o)
             CHECK(ik_chain2d_world_angle(c, i, &o->world[i]) == IK_OK, "world angle %d", i);
         } else {
             CHECK(ik_chain3d_rotation(c, i, &o->pose[4 * i]) == IK_OK, "rotation %d", i);
-            CHECK(ik_chain3d_world_rotation(c, i, &o->world[4 * i]) == IK_OK, "world rotation %d", i);
+            CHECK(ik_chain3d_world_rotation(c, i, &o->world[4 * i]) == IK_OK, "world rotation %d",
+                  i);
         }
     }
-    for (i = 0; i <= s->n; i++) CHECK(ik_chain_weight(c, i, &o->weight[i]) == IK_OK, "weight %d", i);
+    for (i = 0; i <= s->n; i++)
+        CHECK(ik_chain_weight(c, i, &o->weight[i]) == IK_OK, "weight %d", i);
     p = ik_chain_positions(c);
     memcpy(o->pos, p, sizeof(ik_real) * 3 * (size_t)(s->n + 1));
     o->settings[0] = st->solver, o->settings[1] = st->iterations, o->settings[2] = st->tolerance;
@@ -87,13 +89,16 @@ static void observe(const slot *s, observed *o)
 /* Bitwise: -0 and +0 differ. */
 static void check_kept(const observed *a, const observed *b, int parts, const char *what)
 {
-    CHECK(!(parts & P_BASE) || memcmp(a->base, b->base, sizeof a->base) == 0, "%s moved the base", what);
-    CHECK(!(parts & P_LEN) || memcmp(a->len, b->len, sizeof a->len) == 0, "%s changed a length", what);
-    CHECK(!(parts & P_WEIGHT) || memcmp(a->weight, b->weight, sizeof a->weight) == 0, "%s changed a weight",
+    CHECK(!(parts & P_BASE) || memcmp(a->base, b->base, sizeof a->base) == 0, "%s moved the base",
           what);
-    CHECK(!(parts & P_POSE) || memcmp(a->pose, b->pose, sizeof a->pose) == 0, "%s changed the pose", what);
-    CHECK(!(parts & P_WORLD) || memcmp(a->world, b->world, sizeof a->world) == 0, "%s changed the world pose",
+    CHECK(!(parts & P_LEN) || memcmp(a->len, b->len, sizeof a->len) == 0, "%s changed a length",
           what);
+    CHECK(!(parts & P_WEIGHT) || memcmp(a->weight, b->weight, sizeof a->weight) == 0,
+          "%s changed a weight", what);
+    CHECK(!(parts & P_POSE) || memcmp(a->pose, b->pose, sizeof a->pose) == 0, "%s changed the pose",
+          what);
+    CHECK(!(parts & P_WORLD) || memcmp(a->world, b->world, sizeof a->world) == 0,
+          "%s changed the world pose", what);
     CHECK(!(parts & P_POS) || memcmp(a->pos, b->pos, sizeof a->pos) == 0, "%s moved a joint", what);
     CHECK(!(parts & P_SETTINGS) || memcmp(a->settings, b->settings, sizeof a->settings) == 0,
           "%s changed the settings", what);
@@ -104,26 +109,30 @@ static void check_sound(const slot *s, const char *what)
 {
     observed o;
     int i, k;
-    CHECK(ik_chain_count(s->chain) == s->n && ik_chain_dim(s->chain) == s->dim, "%s: count or dim", what);
+    CHECK(ik_chain_count(s->chain) == s->n && ik_chain_dim(s->chain) == s->dim, "%s: count or dim",
+          what);
     observe(s, &o);
     for (k = 0; k < 3 * (s->n + 1); k++) {
         CHECK(isfinite(o.pos[k]), "%s: position value %d is %g", what, k, o.pos[k]);
-        CHECK(s->dim == 3 || k % 3 != 2 || o.pos[k] == 0, "%s: a 2D joint has z = %g", what, o.pos[k]);
+        CHECK(s->dim == 3 || k % 3 != 2 || o.pos[k] == 0, "%s: a 2D joint has z = %g", what,
+              o.pos[k]);
     }
-    for (k = 0; k < 7; k++) CHECK(isfinite(o.base[k]), "%s: base value %d is %g", what, k, o.base[k]);
+    for (k = 0; k < 7; k++)
+        CHECK(isfinite(o.base[k]), "%s: base value %d is %g", what, k, o.base[k]);
     if (s->dim == 3) CHECK(is_unit(o.base + 3), "%s: the base rotation is not unit", what);
     for (i = 0; i < s->n; i++) {
         const ik_real *a = &o.pos[3 * i], *b = &o.pos[3 * i + 3];
         ik_real scale = fmax(fmax(fmax(fabs(a[0]), fabs(a[1])), fmax(fabs(a[2]), fabs(b[0]))),
                              fmax(fabs(b[1]), fabs(b[2])));
         ik_real half = half_norm(b[0] - a[0], b[1] - a[1], b[2] - a[2]);
-        CHECK(memcmp(&o.len[i], &s->lengths[i], sizeof(ik_real)) == 0, "%s: length %d is %.17g, was set to %.17g",
-              what, i, o.len[i], s->lengths[i]);
+        CHECK(memcmp(&o.len[i], &s->lengths[i], sizeof(ik_real)) == 0,
+              "%s: length %d is %.17g, was set to %.17g", what, i, o.len[i], s->lengths[i]);
         CHECK(near_length(half, o.len[i] * 0.5, scale * 0.5),
-              "%s: bone %d's joints are %.17g apart, its length is %.17g", what, i, 2 * half, o.len[i]);
+              "%s: bone %d's joints are %.17g apart, its length is %.17g", what, i, 2 * half,
+              o.len[i]);
         if (s->dim == 2) {
-            CHECK(isfinite(o.pose[i]) && fabs(o.pose[i]) <= 3.14159265358979323846, "%s: angle %d is %g", what,
-                  i, o.pose[i]);
+            CHECK(isfinite(o.pose[i]) && fabs(o.pose[i]) <= 3.14159265358979323846,
+                  "%s: angle %d is %g", what, i, o.pose[i]);
             CHECK(isfinite(o.world[i]) && fabs(o.world[i]) <= 3.14159265358979323846,
                   "%s: world angle %d is %g", what, i, o.world[i]);
         } else {
@@ -138,8 +147,10 @@ static void check_sound(const slot *s, const char *what)
 static void release(slot *s)
 {
     if (s->chain == NULL) return;
-    if (s->created) ik_chain_destroy(s->chain);
-    else free(s->memory);
+    if (s->created)
+        ik_chain_destroy(s->chain);
+    else
+        free(s->memory);
     memset(s, 0, sizeof *s);
 }
 
@@ -177,26 +188,32 @@ static void build(slot *s, reader *r)
         expect |= length_errors(lengths[k]);
     }
     CHECK((size == 0) == (n < 1 || n > IK_MAX_BONES), "size %zu for %d bones", size, n);
-    if (n < 1) expect = BIT(IK_ERR_COUNT);
-    else if (n > IK_MAX_BONES) expect = BIT(IK_ERR_TOO_LARGE);
+    if (n < 1)
+        expect = BIT(IK_ERR_COUNT);
+    else if (n > IK_MAX_BONES)
+        expect = BIT(IK_ERR_TOO_LARGE);
 
     if (how & 1) {
         ik_status *status = (how & 2) ? &st : NULL; /* the status pointer is optional */
-        chain = dim == 2 ? ik_chain2d_create(n, lengths, status) : ik_chain3d_create(n, lengths, status);
-        CHECK((chain == NULL) == (expect != 0), "create: %s, expected %#x", chain ? "built" : "refused", expect);
-        CHECK(status == NULL || (chain ? st == IK_OK : (BIT(st) & expect) != 0), "create: status %d, expected %#x",
-              st, expect);
+        chain = dim == 2 ? ik_chain2d_create(n, lengths, status)
+                         : ik_chain3d_create(n, lengths, status);
+        CHECK((chain == NULL) == (expect != 0), "create: %s, expected %#x",
+              chain ? "built" : "refused", expect);
+        CHECK(status == NULL || (chain ? st == IK_OK : (BIT(st) & expect) != 0),
+              "create: status %d, expected %#x", st, expect);
         memory = chain; /* the block starts at the chain: ik_chain_destroy frees that pointer */
     } else {
         /* exact size, one byte too few, or no memory at all */
         ik_chain *sentinel = (ik_chain *)&slots; /* a failed init must not touch *out */
         if ((how & 6) == 2 && size > 0) given = size - 1;
         if ((how & 6) != 4 && size > 0) memory = malloc(given);
-        if (memory == NULL || given < size) expect |= n >= 1 && n <= IK_MAX_BONES ? BIT(IK_ERR_TOO_LARGE) : 0;
+        if (memory == NULL || given < size)
+            expect |= n >= 1 && n <= IK_MAX_BONES ? BIT(IK_ERR_TOO_LARGE) : 0;
         chain = sentinel;
         st = CORE(dim == 2 ? ik_chain2d_init(memory, given, n, lengths, &chain)
                            : ik_chain3d_init(memory, given, n, lengths, &chain));
-        CHECK(expect ? (BIT(st) & expect) != 0 : st == IK_OK, "init: status %d, expected %#x", st, expect);
+        CHECK(expect ? (BIT(st) & expect) != 0 : st == IK_OK, "init: status %d, expected %#x", st,
+              expect);
         CHECK(st == IK_OK || chain == sentinel, "init failed but set *out");
         if (st != IK_OK) {
             free(memory);
@@ -230,7 +247,10 @@ static int take_index(reader *r, int count)
     return v == 3 ? count : bad[v];
 }
 
-static unsigned index_errors(int i, int count) { return i < 0 || i >= count ? BIT(IK_ERR_INDEX) : 0; }
+static unsigned index_errors(int i, int count)
+{
+    return i < 0 || i >= count ? BIT(IK_ERR_INDEX) : 0;
+}
 
 static unsigned coord_errors(const ik_real *v, int count)
 {
@@ -310,10 +330,31 @@ static unsigned settings_errors(const ik_settings *s, const slot *c)
 /* ---- the operations ---- */
 
 enum {
-    OP_COUNT, OP_POSITIONS, OP_LENGTH, OP_SET_LENGTH, OP_WEIGHT, OP_SET_WEIGHT, OP_BASE2,
-    OP_SET_BASE2, OP_ANGLE, OP_SET_ANGLE, OP_WORLD_ANGLE, OP_BASE3, OP_SET_BASE3, OP_ROTATION,
-    OP_SET_ROTATION, OP_WORLD_ROTATION, OP_CONFIGURE, OP_SOLVE, OP_SOLVE_FABRIK, OP_SOLVE_CCD,
-    OP_SOLVE_RELAX, OP_SOLVE_TWO_BONE, OP_SOLVE_MANY, OP_REBUILD, OP_COUNT_OF_OPS
+    OP_COUNT,
+    OP_POSITIONS,
+    OP_LENGTH,
+    OP_SET_LENGTH,
+    OP_WEIGHT,
+    OP_SET_WEIGHT,
+    OP_BASE2,
+    OP_SET_BASE2,
+    OP_ANGLE,
+    OP_SET_ANGLE,
+    OP_WORLD_ANGLE,
+    OP_BASE3,
+    OP_SET_BASE3,
+    OP_ROTATION,
+    OP_SET_ROTATION,
+    OP_WORLD_ROTATION,
+    OP_CONFIGURE,
+    OP_SOLVE,
+    OP_SOLVE_FABRIK,
+    OP_SOLVE_CCD,
+    OP_SOLVE_RELAX,
+    OP_SOLVE_TWO_BONE,
+    OP_SOLVE_MANY,
+    OP_REBUILD,
+    OP_COUNT_OF_OPS
 };
 
 typedef ik_status (*solve_fn)(ik_chain *, const ik_real *, ik_result *);
@@ -324,15 +365,19 @@ static void check_result(const slot *s, const ik_real *target, const ik_result *
     const ik_settings *st = ik_chain_settings(s->chain);
     const ik_real *tip = ik_chain_positions(s->chain) + 3 * s->n;
     ik_real tz = s->dim == 3 ? target[2] : 0;
-    ik_real scale = fmax(fmax(fabs(target[0]), fabs(target[1])), fmax(fmax(fabs(tip[0]), fabs(tip[1])), fmax(fabs(tz), fabs(tip[2]))));
+    ik_real scale = fmax(fmax(fabs(target[0]), fabs(target[1])),
+                         fmax(fmax(fabs(tip[0]), fabs(tip[1])), fmax(fabs(tz), fabs(tip[2]))));
     ik_real half = half_norm(target[0] - tip[0], target[1] - tip[1], tz - tip[2]);
     CHECK(isfinite(res->distance) && res->distance >= 0, "%s: distance %g", what, res->distance);
-    CHECK(res->reached == (res->distance <= st->tolerance), "%s: reached %d, distance %g, tolerance %g", what,
-          res->reached, res->distance, st->tolerance);
-    CHECK(two_bone ? res->iterations == 1 : res->iterations >= 0 && res->iterations <= st->iterations,
+    CHECK(res->reached == (res->distance <= st->tolerance),
+          "%s: reached %d, distance %g, tolerance %g", what, res->reached, res->distance,
+          st->tolerance);
+    CHECK(two_bone ? res->iterations == 1
+                   : res->iterations >= 0 && res->iterations <= st->iterations,
           "%s: %d iterations of %d", what, res->iterations, st->iterations);
     CHECK(fabs(half - res->distance * 0.5) <= 1e-12 * half + 1e-15 * scale + 1e-320,
-          "%s: distance %.17g, but the tip is %.17g from the target", what, res->distance, 2 * half);
+          "%s: distance %.17g, but the tip is %.17g from the target", what, res->distance,
+          2 * half);
 }
 
 static void solve_many(reader *r)
@@ -356,7 +401,8 @@ static void solve_many(reader *r)
     for (k = 0; k < count; k++)
         for (d = 0; d < dim; d++) targets[k * dim + d] = targets[3 * k + d];
     for (k = 0; k < count && want_failed < 0; k++) {
-        unsigned e = of[k]->dim != dim ? BIT(IK_ERR_DIMENSION) : coord_errors(&targets[k * dim], dim);
+        unsigned e =
+            of[k]->dim != dim ? BIT(IK_ERR_DIMENSION) : coord_errors(&targets[k * dim], dim);
         if (e) want_failed = k, expect = e;
     }
     for (k = 0; k < count; k++) {
@@ -364,21 +410,25 @@ static void solve_many(reader *r)
         raw[k] = malloc(of[k]->size);
         memcpy(raw[k], of[k]->memory, of[k]->size);
     }
-    st = CORE(ik_solve_many(count ? chains : NULL, count, count ? targets : NULL, &reached, &failed));
+    st = CORE(
+        ik_solve_many(count ? chains : NULL, count, count ? targets : NULL, &reached, &failed));
     if (expect) {
         CHECK((BIT(st) & expect) != 0, "solve_many: status %d, expected %#x", st, expect);
-        CHECK(failed == want_failed, "solve_many: failed is %d, chain %d is the bad one", failed, want_failed);
+        CHECK(failed == want_failed, "solve_many: failed is %d, chain %d is the bad one", failed,
+              want_failed);
         CHECK(reached == -7, "solve_many: an error set reached_count");
         for (k = 0; k < count; k++) {
             observed now;
-            CHECK(memcmp(raw[k], of[k]->memory, of[k]->size) == 0, "solve_many: an error changed chain %d", k);
+            CHECK(memcmp(raw[k], of[k]->memory, of[k]->size) == 0,
+                  "solve_many: an error changed chain %d", k);
             observe(of[k], &now);
             check_kept(&seen[k], &now, P_ALL, "a rejected solve_many");
         }
     } else {
         CHECK(st == IK_OK, "solve_many: status %d, expected IK_OK", st);
         CHECK(failed == -7, "solve_many: success set failed");
-        CHECK(reached >= 0 && reached <= count, "solve_many: reached_count %d of %d", reached, count);
+        CHECK(reached >= 0 && reached <= count, "solve_many: reached_count %d of %d", reached,
+              count);
         for (k = 0; k < count; k++) {
             observed now;
             check_sound(of[k], "after solve_many");
@@ -455,8 +505,10 @@ static void operate(reader *r, slot *s)
         i = take_index(r, s->n + 1);
         v[0] = take_u8(r) < 128 ? take_u8(r) / 16.0 : take_real(r);
         expect = index_errors(i, s->n + 1);
-        if (!isfinite(v[0])) expect |= BIT(IK_ERR_NOT_FINITE);
-        else if (v[0] < 0) expect |= BIT(IK_ERR_NEGATIVE);
+        if (!isfinite(v[0]))
+            expect |= BIT(IK_ERR_NOT_FINITE);
+        else if (v[0] < 0)
+            expect |= BIT(IK_ERR_NEGATIVE);
         keep = P_ALL & ~P_WEIGHT;
         st = CORE(ik_chain_set_weight(c, i, v[0]));
         break;
@@ -468,7 +520,8 @@ static void operate(reader *r, slot *s)
     case OP_SET_BASE2:
         what = "2D set_base";
         v[0] = take_real(r), v[1] = take_real(r), v[2] = take_real(r);
-        expect = s->dim != 2 ? BIT(IK_ERR_DIMENSION) : coord_errors(v, 2) | (isfinite(v[2]) ? 0 : BIT(IK_ERR_NOT_FINITE));
+        expect = s->dim != 2 ? BIT(IK_ERR_DIMENSION)
+                             : coord_errors(v, 2) | (isfinite(v[2]) ? 0 : BIT(IK_ERR_NOT_FINITE));
         keep = P_LEN | P_WEIGHT | P_POSE | P_SETTINGS;
         st = CORE(ik_chain2d_set_base(c, v[0], v[1], v[2]));
         break;
@@ -483,7 +536,9 @@ static void operate(reader *r, slot *s)
         what = "set_angle";
         i = take_index(r, s->n);
         v[0] = take_real(r);
-        expect = s->dim != 2 ? BIT(IK_ERR_DIMENSION) : index_errors(i, s->n) | (isfinite(v[0]) ? 0 : BIT(IK_ERR_NOT_FINITE));
+        expect = s->dim != 2
+                     ? BIT(IK_ERR_DIMENSION)
+                     : index_errors(i, s->n) | (isfinite(v[0]) ? 0 : BIT(IK_ERR_NOT_FINITE));
         keep = P_BASE | P_LEN | P_WEIGHT | P_SETTINGS;
         st = CORE(ik_chain2d_set_angle(c, i, v[0]));
         break;
@@ -509,14 +564,17 @@ static void operate(reader *r, slot *s)
         what = op == OP_ROTATION ? "rotation" : "world rotation";
         i = take_index(r, s->n);
         expect = s->dim != 3 ? BIT(IK_ERR_DIMENSION) : index_errors(i, s->n);
-        st = CORE(op == OP_ROTATION ? ik_chain3d_rotation(c, i, out) : ik_chain3d_world_rotation(c, i, out));
+        st = CORE(op == OP_ROTATION ? ik_chain3d_rotation(c, i, out)
+                                    : ik_chain3d_world_rotation(c, i, out));
         if (st == IK_OK) CHECK(is_unit(out), "%s %d is not unit", what, i);
         break;
     case OP_SET_ROTATION:
         what = "set_rotation";
         i = take_index(r, s->n);
         v[0] = take_real(r), v[1] = take_real(r), v[2] = take_real(r), v[3] = take_real(r);
-        expect = s->dim != 3 ? BIT(IK_ERR_DIMENSION) : index_errors(i, s->n) ? BIT(IK_ERR_INDEX) : quat_errors(v);
+        expect = s->dim != 3             ? BIT(IK_ERR_DIMENSION)
+                 : index_errors(i, s->n) ? BIT(IK_ERR_INDEX)
+                                         : quat_errors(v);
         keep = P_BASE | P_LEN | P_WEIGHT | P_SETTINGS;
         st = CORE(ik_chain3d_set_rotation(c, i, v));
         break;
@@ -562,8 +620,8 @@ static void operate(reader *r, slot *s)
         CHECK(st == IK_OK, "%s: status %d, expected IK_OK", what, st);
         if (solve) check_result(s, target, &res, two_bone, what);
         for (i = 0; i < 8; i++)
-            CHECK(memcmp(&out[i], &sentinel[i], sizeof(ik_real)) == 0 || isfinite(out[i]), "%s: output %d is %g",
-                  what, i, out[i]);
+            CHECK(memcmp(&out[i], &sentinel[i], sizeof(ik_real)) == 0 || isfinite(out[i]),
+                  "%s: output %d is %g", what, i, out[i]);
     }
     observe(s, &now);
     check_kept(&seen, &now, keep, what);

@@ -63,13 +63,18 @@ static void take_two_bone(reader *r, two_bone_args *a)
         default: d = outer * (1 - 1e-12); break;
         }
         /* the direction from the target's bytes, made unit (any nonzero finite one) */
-        len = isfinite(a->p[0]) && isfinite(a->p[1]) && isfinite(a->p[2]) ? half_norm(a->p[0], a->p[1], a->p[2]) : 0;
+        len = isfinite(a->p[0]) && isfinite(a->p[1]) && isfinite(a->p[2])
+                  ? half_norm(a->p[0], a->p[1], a->p[2])
+                  : 0;
         if (!(len > 0) || !isfinite(len)) a->p[0] = 1, a->p[1] = a->p[2] = 0, len = 0.5;
         for (k = 0; k < 3; k++) a->p[k] = a->p[k] * 0.5 / len * d;
     }
 }
 
-static ik_real max4(ik_real a, ik_real b, ik_real c, ik_real d) { return fmax(fmax(a, b), fmax(c, d)); }
+static ik_real max4(ik_real a, ik_real b, ik_real c, ik_real d)
+{
+    return fmax(fmax(a, b), fmax(c, d));
+}
 
 static void two_bone_2d(reader *r)
 {
@@ -85,35 +90,43 @@ static void two_bone_2d(reader *r)
     if (a.bend != 1 && a.bend != -1) expect |= BIT(IK_ERR_BEND);
 
     st = CORE(ik_two_bone(a.r1, a.r2, a.p[0], a.p[1], a.bend, &a1, &a2, &reached));
-    CHECK(expect ? (BIT(st) & expect) != 0 : st == IK_OK, "two_bone: status %d, expected %#x", st, expect);
+    CHECK(expect ? (BIT(st) & expect) != 0 : st == IK_OK, "two_bone: status %d, expected %#x", st,
+          expect);
     st = CORE(ik_two_bone_joint(a.p[0], a.p[1], a.r1, a.r2, a.bend, &jx, &jy, &reached_joint));
-    CHECK(expect ? (BIT(st) & expect) != 0 : st == IK_OK, "two_bone_joint: status %d, expected %#x", st, expect);
+    CHECK(expect ? (BIT(st) & expect) != 0 : st == IK_OK, "two_bone_joint: status %d, expected %#x",
+          st, expect);
     if (expect) {
         CHECK(a1 == 7 && a2 == 7 && reached == 7 && jx == 7 && jy == 7 && reached_joint == 7,
               "an error wrote an output");
         return;
     }
-    CHECK(isfinite(a1) && isfinite(a2) && fabs(a1) <= PI && fabs(a2) <= PI, "two_bone: angles %g %g", a1, a2);
+    CHECK(isfinite(a1) && isfinite(a2) && fabs(a1) <= PI && fabs(a2) <= PI,
+          "two_bone: angles %g %g", a1, a2);
     CHECK(a.bend == 1 ? a2 >= 0 : a2 <= 0, "two_bone: a2 %g for bend %d", a2, a.bend);
     CHECK(reached == 0 || reached == 1, "two_bone: reached %d", reached);
-    CHECK(reached == reached_joint, "two_bone says reached %d, two_bone_joint %d", reached, reached_joint);
+    CHECK(reached == reached_joint, "two_bone says reached %d, two_bone_joint %d", reached,
+          reached_joint);
     CHECK(isfinite(jx) && isfinite(jy), "two_bone_joint: %g %g", jx, jy);
     m = max4(a.r1, a.r2, fabs(a.p[0]), fabs(a.p[1]));
     CHECK(near_length(half_norm(jx, jy, 0), a.r1 * 0.5, m * 0.5),
-          "two_bone_joint(%.17g, %.17g, %.17g, %.17g, %d): |j| %.17g", a.p[0], a.p[1], a.r1, a.r2, a.bend,
-          2 * half_norm(jx, jy, 0));
+          "two_bone_joint(%.17g, %.17g, %.17g, %.17g, %d): |j| %.17g", a.p[0], a.p[1], a.r1, a.r2,
+          a.bend, 2 * half_norm(jx, jy, 0));
     if (m > 0) {
         /* in units of m, where nothing overflows */
         ik_real l1 = a.r1 / m, l2 = a.r2 / m, x = a.p[0] / m, y = a.p[1] / m;
         if (reached) {
             ik_real tx = l1 * cos(a1) + l2 * cos(a1 + a2), ty = l1 * sin(a1) + l2 * sin(a1 + a2);
-            CHECK(hypot(tx - x, ty - y) <= 1e-6, "two_bone: reached, the tip misses by %g of m", hypot(tx - x, ty - y));
+            CHECK(hypot(tx - x, ty - y) <= 1e-6, "two_bone: reached, the tip misses by %g of m",
+                  hypot(tx - x, ty - y));
             CHECK(fabs(hypot(jx / m - x, jy / m - y) - l2) <= 1e-6 + SUBNORMAL_SLACK / m,
-                  "two_bone_joint: reached, |j - p| %.17g, r2 %.17g", hypot(jx / m - x, jy / m - y), l2);
+                  "two_bone_joint: reached, |j - p| %.17g, r2 %.17g", hypot(jx / m - x, jy / m - y),
+                  l2);
         } else {
             CHECK(a2 == 0 || fabs(a2) == PI, "two_bone: out of reach, a2 %.17g", a2);
-            CHECK(fabs(jx / m * y - jy / m * x) <= (1e-9 + SUBNORMAL_SLACK / m) * hypot(x, y) + 1e-300,
-                  "two_bone_joint(%.17g, %.17g, %.17g, %.17g, %d): out of reach, the joint (%.17g, %.17g) is off the line",
+            CHECK(fabs(jx / m * y - jy / m * x) <=
+                      (1e-9 + SUBNORMAL_SLACK / m) * hypot(x, y) + 1e-300,
+                  "two_bone_joint(%.17g, %.17g, %.17g, %.17g, %d): out of reach, the joint (%.17g, "
+                  "%.17g) is off the line",
                   a.p[0], a.p[1], a.r1, a.r2, a.bend, jx, jy);
         }
     }
@@ -132,23 +145,29 @@ static void two_bone_3d(reader *r)
     expect = number_errors(in, 8);
     if (!expect && (a.r1 < 0 || a.r2 < 0)) expect = BIT(IK_ERR_NEGATIVE);
     st = CORE(ik_two_bone_joint3(a.p, a.r1, a.r2, a.pole, j, &reached));
-    CHECK(expect ? (BIT(st) & expect) != 0 : st == IK_OK, "two_bone_joint3: status %d, expected %#x", st, expect);
+    CHECK(expect ? (BIT(st) & expect) != 0 : st == IK_OK,
+          "two_bone_joint3: status %d, expected %#x", st, expect);
     if (expect) {
         CHECK(j[0] == 7 && j[1] == 7 && j[2] == 7 && reached == 7, "an error wrote an output");
         return;
     }
-    CHECK(isfinite(j[0]) && isfinite(j[1]) && isfinite(j[2]), "two_bone_joint3: %g %g %g", j[0], j[1], j[2]);
+    CHECK(isfinite(j[0]) && isfinite(j[1]) && isfinite(j[2]), "two_bone_joint3: %g %g %g", j[0],
+          j[1], j[2]);
     CHECK(reached == 0 || reached == 1, "two_bone_joint3: reached %d", reached);
     m = max4(a.r1, a.r2, fmax(fabs(a.p[0]), fabs(a.p[1])), fabs(a.p[2]));
     CHECK(near_length(half_norm(j[0], j[1], j[2]), a.r1 * 0.5, m * 0.5),
-          "two_bone_joint3((%.17g, %.17g, %.17g), %.17g, %.17g, (%.17g, %.17g, %.17g)): |j| %.17g", a.p[0], a.p[1],
-          a.p[2], a.r1, a.r2, a.pole[0], a.pole[1], a.pole[2], 2 * half_norm(j[0], j[1], j[2]));
+          "two_bone_joint3((%.17g, %.17g, %.17g), %.17g, %.17g, (%.17g, %.17g, %.17g)): |j| %.17g",
+          a.p[0], a.p[1], a.p[2], a.r1, a.r2, a.pole[0], a.pole[1], a.pole[2],
+          2 * half_norm(j[0], j[1], j[2]));
     if (m > 0 && reached) {
-        ik_real d = hypot(hypot(j[0] / m - a.p[0] / m, j[1] / m - a.p[1] / m), j[2] / m - a.p[2] / m);
+        ik_real d =
+            hypot(hypot(j[0] / m - a.p[0] / m, j[1] / m - a.p[1] / m), j[2] / m - a.p[2] / m);
         CHECK(fabs(d - a.r2 / m) <= 1e-6 + SUBNORMAL_SLACK / m,
-              "two_bone_joint3((%.17g, %.17g, %.17g), %.17g, %.17g, (%.17g, %.17g, %.17g)): reached, joint (%.17g, "
+              "two_bone_joint3((%.17g, %.17g, %.17g), %.17g, %.17g, (%.17g, %.17g, %.17g)): "
+              "reached, joint (%.17g, "
               "%.17g, %.17g), |j - p| %.17g of m, r2 %.17g",
-              a.p[0], a.p[1], a.p[2], a.r1, a.r2, a.pole[0], a.pole[1], a.pole[2], j[0], j[1], j[2], d, a.r2 / m);
+              a.p[0], a.p[1], a.p[2], a.r1, a.r2, a.pole[0], a.pole[1], a.pole[2], j[0], j[1], j[2],
+              d, a.r2 / m);
     }
 }
 
@@ -165,11 +184,14 @@ static void names_and_settings(reader *r)
     /* every status has a message, the known ones a real one */
     CHECK(ik_status_string((ik_status)k) != NULL, "no message for status %d", k);
     if (k >= 0 && k <= (int)IK_ERR_RANGE)
-        CHECK(strcmp(ik_status_string((ik_status)k), "unknown status") != 0, "status %d unknown", k);
+        CHECK(strcmp(ik_status_string((ik_status)k), "unknown status") != 0, "status %d unknown",
+              k);
     /* solver names: exactly the four, and they parse back */
-    CHECK((ik_solver_name((ik_solver)k) == NULL) == (k < 0 || k > (int)IK_SOLVER_TWO_BONE), "solver name %d", k);
+    CHECK((ik_solver_name((ik_solver)k) == NULL) == (k < 0 || k > (int)IK_SOLVER_TWO_BONE),
+          "solver name %d", k);
     if (ik_solver_name((ik_solver)k))
-        CHECK(ik_solver_parse(ik_solver_name((ik_solver)k), &solver) == IK_OK && (int)solver == k, "parse %d", k);
+        CHECK(ik_solver_parse(ik_solver_name((ik_solver)k), &solver) == IK_OK && (int)solver == k,
+              "parse %d", k);
     for (i = 0; i < len; i++) name[i] = (char)take_u8(r);
     name[len] = 0;
     solver = (ik_solver)99;
@@ -181,8 +203,10 @@ static void names_and_settings(reader *r)
 
     /* sizes: 0 exactly outside 1..IK_MAX_BONES, else growing with n */
     size2 = ik_chain2d_size(k), size3 = ik_chain3d_size(k);
-    CHECK((size2 == 0) == (k < 1 || k > IK_MAX_BONES) && (size3 == 0) == (size2 == 0), "sizes for %d bones", k);
-    if (k >= 1 && k < IK_MAX_BONES) CHECK(ik_chain2d_size(k + 1) > size2 && ik_chain3d_size(k + 1) > size3, "sizes grow");
+    CHECK((size2 == 0) == (k < 1 || k > IK_MAX_BONES) && (size3 == 0) == (size2 == 0),
+          "sizes for %d bones", k);
+    if (k >= 1 && k < IK_MAX_BONES)
+        CHECK(ik_chain2d_size(k + 1) > size2 && ik_chain3d_size(k + 1) > size3, "sizes grow");
 
     /* settings validation */
     CHECK(ik_settings_validate(&s) == IK_OK, "the default settings are invalid");
@@ -203,7 +227,8 @@ static void names_and_settings(reader *r)
                        (s.pole[0] == 0 && s.pole[1] == 0 && s.pole[2] == 0)))
         expect |= BIT(IK_ERR_POLE);
     k = (int)CORE(ik_settings_validate(&s));
-    CHECK(expect ? (BIT(k) & expect) != 0 : k == IK_OK, "validate: status %d, expected %#x", k, expect);
+    CHECK(expect ? (BIT(k) & expect) != 0 : k == IK_OK, "validate: status %d, expected %#x", k,
+          expect);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

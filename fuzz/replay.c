@@ -20,7 +20,8 @@ static int run_file(const char *path)
     FILE *f = fopen(path, "rb");
     uint8_t *data;
     long size;
-    if (f == NULL || fseek(f, 0, SEEK_END) != 0 || (size = ftell(f)) < 0 || fseek(f, 0, SEEK_SET) != 0) {
+    if (f == NULL || fseek(f, 0, SEEK_END) != 0 || (size = ftell(f)) < 0 ||
+        fseek(f, 0, SEEK_SET) != 0) {
         fprintf(stderr, "replay: cannot read %s\n", path);
         exit(2);
     }
