@@ -81,10 +81,14 @@ build/examples/solve: examples/solve.c libik.a src/ik.h
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -Isrc examples/solve.c libik.a -o $@ -lm
 
+build/tests/edge_scale: tests/edge_scale.c libik.a src/ik.h
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -Isrc tests/edge_scale.c libik.a -o $@ -lm
+
 deps:
 	@sh tools/deps.sh
 
-test: deps all luajit $(REPLAY_BIN)
+test: deps all luajit build/tests/edge_scale $(REPLAY_BIN)
 	@sh spec/run.sh
 
 demo: deps ik/core.so

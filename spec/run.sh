@@ -1,7 +1,8 @@
 #!/bin/sh
 #   sh spec/run.sh           (make test) every test: the busted specs under Lua 5.4
 #                            (ik/core.so) and under LuaJIT (build/luajit/ik/core.so), then
-#                            the C example build/examples/solve (one test), then the libFuzzer
+#                            the C example build/examples/solve and the C edge-scale test
+#                            build/tests/edge_scale (one test each), then the libFuzzer
 #                            harnesses' committed corpus replayed by build/replay/fuzz_NAME
 #                            (one test each)
 #   sh spec/run.sh asan      (make test-asan) the specs under Lua 5.4 with the module built
@@ -87,6 +88,20 @@ c_example() {
     fi
 }
 
+# The C core at the edges of scale (tests/edge_scale.c): one test.
+c_edge_scale() {
+    test=build/tests/edge_scale
+    if [ ! -x "$test" ]; then
+        fail C "$test is missing (run make first)"
+    elif "$test" >"$logs/edge_scale.out" 2>&1; then
+        echo "C edge scale: 1 passed ($test: $(tail -n 1 "$logs/edge_scale.out"))"
+        passed=$((passed + 1))
+    else
+        fail C "$test failed:"
+        sed 's/^/    /' "$logs/edge_scale.out"
+    fi
+}
+
 # The corpus of each libFuzzer harness -- its seeds and every crash it found, which must
 # now pass -- replayed through the harness's checks by a plain build (fuzz/replay.c).
 fuzz_corpus() {
@@ -130,6 +145,7 @@ all)
     # The C module path goes before the one in .busted, so LuaJIT does not load the Lua 5.4 build.
     specs luajit build/luajit/ik/core.so busted --lua=luajit --cpath='build/luajit/?.so'
     c_example
+    c_edge_scale
     fuzz_corpus
     ;;
 asan)
