@@ -1,16 +1,18 @@
 -- A randomized test of the whole Lua API: random sequences of every public function and
--- method, with arguments drawn from valid values, edge values (0, -0, 1e-300, 1e300, a
--- target exactly on a joint) and invalid ones (NaN, infinities, wrong types, missing and
--- extra arguments, non-integer and out-of-range indices, a table, nil or a chain of the
--- other dimension as self).
+-- method, with arguments drawn from valid values, edge values (0, -0, 1e-300, 5e-324,
+-- 1e-160, 1e300, DBL_MAX, a target exactly on a joint or a bone's line; two-bone lengths
+-- nearly equal with targets on the edges of the reachable ring) and invalid ones (NaN,
+-- infinities, wrong types, numeric strings, missing and extra arguments, non-integer and
+-- out-of-range indices, a table, nil, io.stdout or a chain of the other dimension as self).
 --
--- Every call is judged by an oracle that knows the API's rules (API.md): from the actual
--- arguments it works out which of them are bad. Then:
+-- Every call is judged by an oracle that knows the API's rules (API.md, and the range of
+-- src/ik.h): from the actual arguments it works out which one the binding must reject, the
+-- first bad one in the order it checks them. Then:
 --   - no bad argument: the call must succeed;
---   - some bad argument: the call must fail with a Lua error string in the luaL_argerror
---     form ("bad argument #k to 'name' (...)" or "calling 'name' on bad self (...)"), where
---     k is one of the bad arguments, and every chain it was given is unchanged (compared
---     through everything observable, -0 and +0 told apart);
+--   - a bad argument: the call must fail with a Lua error string in the luaL_argerror
+--     form ("bad argument #k to 'name' (...)" or "calling 'name' on bad self (...)"),
+--     naming that argument and that function, and every chain it was given is unchanged
+--     (compared through everything observable, -0 and +0 told apart);
 --   - after a successful call, what the call must not touch is untouched, and every chain
 --     it touched is sound: every position and rotation finite, bone lengths what was set
 --     (exactly) and kept by the joints (1e-9 relative, where the length is not lost in the
