@@ -19,10 +19,11 @@ describe("the randomized API test", function()
         assert(stats.failures == 0, tostring(stats.first) .. "\n(replay: make fuzz-lua SEED=" .. SEED .. ")")
         assert(#stats.skipped == 0, "in OPS but not in the module: " .. table.concat(stats.skipped, ", "))
         assert.are.equal(CALLS, stats.calls)
-        -- both outcomes are exercised, for every function
+        -- every function succeeded, and in the full run each was also rejected (a bad self
+        -- is 4% of a getter's calls: 5,000 calls may not reach one for every getter)
         for name, counts in pairs(stats.by_op) do
             assert(counts.ok > 0, name .. " never succeeded")
-            if name ~= "__len" and name ~= "__tostring" then
+            if CALLS == 30000 and name ~= "__len" and name ~= "__tostring" then
                 assert(counts.rejected > 0, name .. " was never rejected")
             end
         end
