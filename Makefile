@@ -11,6 +11,11 @@
 #   make bench-instr  instructions per solve under valgrind's callgrind (bench/instr.sh)
 #   make fuzz-lua the randomized API test, long: CALLS (1,000,000) calls under each VM from
 #                 SEED (by default the time, printed first: `make fuzz-lua SEED=n` replays)
+#   make fuzz     the libFuzzer harnesses of the core (clang, ASan, UBSan), FUZZ_TIME (60) s each
+#   make test-asan       the specs under Lua 5.4 with the module built with ASan and UBSan
+#   make test-valgrind   the specs under Lua 5.4 run by valgrind's memcheck
+#   make determinism     a fixed workload's every result, bit for bit the same from Lua 5.4
+#                        and LuaJIT, -O0 and -O2, gcc and clang builds (build/det/)
 #   make deps     installs the Debian packages the above need (as root), or says how
 #   make love     the interactive LÖVE demo (demo/love/), with the LuaJIT module copied into it
 #   make love-screenshot  docs/love-demo.png: the LÖVE demo rendered under xvfb-run
@@ -20,10 +25,13 @@ CC      ?= cc
 CSTD    := -std=c99
 WARN    := -Wall -Wextra -pedantic -Wshadow -Wmissing-prototypes -Wstrict-prototypes \
            -Wcast-qual -Wpointer-arith -Wundef -Werror
-# -ffp-contract=off: no fused multiply-adds, so every build gives the same bits.
+# No fused multiply-adds, so every build gives the same bits (README, Determinism):
+# -ffp-contract=off, and -fno-tree-slp-vectorize because GCC 12's vectorizer fuses the
+# quaternion products into vfmaddsub all the same once FMA is enabled (-march=native).
+FP_FLAGS := -ffp-contract=off -fno-tree-slp-vectorize
 OPT     ?= -O2
 CFLAGS  ?=
-ALL_CFLAGS := $(CSTD) $(OPT) $(WARN) -ffp-contract=off -fPIC $(CFLAGS)
+ALL_CFLAGS := $(CSTD) $(OPT) $(WARN) $(FP_FLAGS) -fPIC $(CFLAGS)
 
 LUA54_INC  ?= /usr/include/lua5.4
 LUAJIT_INC ?= /usr/include/luajit-2.1
@@ -39,8 +47,17 @@ CORE_OBJ := $(CORE_SRC:src/%.c=build/core/%.o)
 LOVE_SPEC_IK := spec/love/ik/core.so spec/love/ik/init.lua spec/love/ik/love.lua
 LOVE_DEMO_IK := demo/love/ik/core.so demo/love/ik/init.lua demo/love/ik/love.lua
 
-.PHONY: all luajit test demo readme-picture deps bench bench-instr clean rock-leftovers love \
-        love-screenshot fuzz-lua
+# The libFuzzer harnesses (see `make fuzz` below).
+FUZZERS     := chain two_bone
+FUZZ_CC     ?= clang
+FUZZ_CFLAGS := $(CSTD) -g -O1 $(WARN) $(FP_FLAGS) -fno-omit-frame-pointer \
+               -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
+FUZZ_TIME   ?= 60
+FUZZ_BIN    := $(FUZZERS:%=build/fuzz/fuzz_%)
+REPLAY_BIN  := $(FUZZERS:%=build/replay/fuzz_%)
+
+.PHONY: all luajit test test-asan test-valgrind determinism demo readme-picture deps bench \
+        bench-instr fuzz-lua fuzz clang-deps clean rock-leftovers love love-screenshot
 
 all: ik/core.so libik.a build/examples/solve
 
@@ -82,10 +99,14 @@ build/examples/host: examples/host/host.c $(CORE_SRC) $(BIND_SRC) $(CORE_HDR) $(
 	$(CC) $(ALL_CFLAGS) -Isrc -I$(LUA54_INC) examples/host/host.c $(CORE_SRC) $(BIND_SRC) \
 		-o $@ $(LUA54_LIB) -lm
 
+build/tests/edge_scale: tests/edge_scale.c libik.a src/ik.h
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -Isrc tests/edge_scale.c libik.a -o $@ -lm
+
 deps:
 	@sh tools/deps.sh
 
-test: deps all luajit build/examples/host $(LOVE_SPEC_IK)
+test: deps all luajit build/examples/host $(LOVE_SPEC_IK) build/tests/edge_scale $(REPLAY_BIN)
 	@sh spec/run.sh
 
 demo: deps ik/core.so
@@ -138,6 +159,56 @@ love-screenshot: deps $(LOVE_DEMO_IK)
 	@sh tools/deps.sh love xvfb xauth libgl1-mesa-dri
 	LIBGL_ALWAYS_SOFTWARE=1 xvfb-run -a -s "-screen 0 1280x720x24" \
 		love demo/love --screenshot "$(LOVE_SCREENSHOT)"
+
+# The libFuzzer harnesses fuzz/fuzz_NAME.c link the core only (no Lua). Built with clang's
+# libFuzzer, AddressSanitizer and UndefinedBehaviorSanitizer for `make fuzz`; built with the
+# plain compiler and fuzz/replay.c for `make test`, which replays the committed corpus
+# fuzz/corpus/NAME/ (where every crash found is kept) through the same checks.
+build/fuzz/fuzz_%: fuzz/fuzz_%.c fuzz/fuzz.h $(CORE_SRC) $(CORE_HDR) | clang-deps
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -Isrc $< $(CORE_SRC) -o $@ -lm
+
+build/replay/fuzz_%: fuzz/fuzz_%.c fuzz/fuzz.h fuzz/replay.c $(CORE_SRC) $(CORE_HDR)
+	@mkdir -p $(@D)
+	$(CC) $(CSTD) -g $(OPT) $(WARN) $(FP_FLAGS) -Isrc $< fuzz/replay.c $(CORE_SRC) -o $@ -lm
+
+fuzz: $(FUZZ_BIN)
+	@sh tools/fuzz.sh $(FUZZ_TIME) $(FUZZERS)
+
+clang-deps:
+	@sh tools/deps.sh clang libclang-rt-14-dev
+
+# The Lua 5.4 module with AddressSanitizer and UndefinedBehaviorSanitizer, for an
+# uninstrumented lua5.4 (spec/run.sh preloads the sanitizers' runtime).
+build/asan/ik/core.so: $(CORE_SRC) $(BIND_SRC) $(CORE_HDR) $(BIND_HDR) | clang-deps
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(CSTD) -g -O1 $(WARN) $(FP_FLAGS) -fPIC -fno-omit-frame-pointer \
+	    -fsanitize=address,undefined -fno-sanitize-recover=all -I$(LUA54_INC) -shared \
+	    $(CORE_SRC) $(BIND_SRC) -o $@ -lm
+
+# Both need `all`: spec/edge_scale_spec.lua runs the plain build in a child process.
+test-asan: deps all build/asan/ik/core.so
+	@sh spec/run.sh asan
+
+test-valgrind: deps all
+	@sh tools/deps.sh valgrind
+	@sh spec/run.sh valgrind
+
+# Determinism: builds of the Lua module that must agree bit for bit, each in build/det/NAME/:
+# the VM (lua54, luajit), the compiler (cc, clang) and the optimisation (-O0, -O2, or -O3
+# -march=native, where FMA instructions exist); the first is the reference, `make`'s own.
+DET_VARIANTS := lua54-cc-O2 lua54-cc-O0 lua54-cc-O3-native lua54-clang-O2 luajit-cc-O2 luajit-cc-O0
+det_cc  = $(if $(findstring clang,$(1)),$(FUZZ_CC),$(CC))
+det_opt = $(if $(findstring -O0,$(1)),-O0,$(if $(findstring native,$(1)),-O3 -march=native,-O2))
+det_inc = $(if $(findstring luajit,$(1)),$(LUAJIT_INC),$(LUA54_INC))
+
+build/det/%/ik/core.so: $(CORE_SRC) $(BIND_SRC) $(CORE_HDR) $(BIND_HDR) | clang-deps
+	@mkdir -p $(@D)
+	$(call det_cc,$*) $(CSTD) $(call det_opt,$*) $(WARN) $(FP_FLAGS) -fPIC -I$(call det_inc,$*) \
+	    -shared $(CORE_SRC) $(BIND_SRC) -o $@ -lm
+
+determinism: deps $(DET_VARIANTS:%=build/det/%/ik/core.so)
+	@sh tools/determinism.sh $(DET_VARIANTS)
 
 # The seed is fixed once per make run, so both VMs make the same calls.
 ifeq ($(origin SEED), undefined)

@@ -1,25 +1,27 @@
 -- A randomized test of the whole Lua API: random sequences of every public function and
--- method, with arguments drawn from valid values, edge values (0, -0, 1e-300, 1e300, a
--- target exactly on a joint) and invalid ones (NaN, infinities, wrong types, missing and
--- extra arguments, non-integer and out-of-range indices, a table, nil or a chain of the
--- other dimension as self).
+-- method, with arguments drawn from valid values, edge values (0, -0, 1e-300, 5e-324,
+-- 1e-160, 1e300, DBL_MAX, a target exactly on a joint or a bone's line; two-bone lengths
+-- nearly equal with targets on the edges of the reachable ring) and invalid ones (NaN,
+-- infinities, wrong types, numeric strings, missing and extra arguments, non-integer and
+-- out-of-range indices, a table, nil, io.stdout or a chain of the other dimension as self).
 --
--- Every call is judged by an oracle that knows the API's rules (API.md): from the actual
--- arguments it works out which of them are bad. Then:
+-- Every call is judged by an oracle that knows the API's rules (API.md, and the range of
+-- src/ik.h): from the actual arguments it works out which one the binding must reject, the
+-- first bad one in the order it checks them. Then:
 --   - no bad argument: the call must succeed;
---   - some bad argument: the call must fail with a Lua error string in the luaL_argerror
---     form ("bad argument #k to 'name' (...)" or "calling 'name' on bad self (...)"), where
---     k is one of the bad arguments, and every chain it was given is unchanged (compared
---     through everything observable, -0 and +0 told apart);
+--   - a bad argument: the call must fail with a Lua error string in the luaL_argerror
+--     form ("bad argument #k to 'name' (...)" or "calling 'name' on bad self (...)"),
+--     naming that argument and that function, and every chain it was given is unchanged
+--     (compared through everything observable, -0 and +0 told apart);
 --   - after a successful call, what the call must not touch is untouched, and every chain
 --     it touched is sound: every position and rotation finite, bone lengths what was set
 --     (exactly) and kept by the joints (1e-9 relative, where the length is not lost in the
 --     rounding of the coordinates), rotations unit (1e-9), angles in [-pi, pi]; solves
 --     return a consistent reached/distance/iterations.
 --
--- The random numbers come from the Park-Miller generator (seed = 16807 * seed % (2^31 - 1),
--- exact in doubles), so a seed gives the same sequence of calls in Lua 5.4 and in LuaJIT.
--- A failure names the seed and the call number; the same seed replays it.
+-- The random numbers come from spec/helpers.lua's Park-Miller generator (exact in doubles),
+-- so a seed gives the same sequence of calls in Lua 5.4 and in LuaJIT. A failure names the
+-- seed and the call number; the same seed replays it.
 --
 -- Adding a function or method (joint limits, say) is one entry in OPS below, plus a kind in
 -- KINDS if its arguments follow a rule no kind has yet. M.uncovered() lists the methods and
@@ -43,31 +45,19 @@ local DBL_MAX = 1.7976931348623157e308
 M.COORD_MAX = 1e300
 
 -- ---------------------------------------------------------------------------------------
--- Random numbers: Park-Miller, the "minimal standard" (16807, 2^31 - 1). Every product is
--- below 2^46: exact in doubles and in 64-bit integers, so both VMs agree.
+-- Random numbers: spec/helpers.lua's Park-Miller generator (exact in doubles: both VMs give
+-- the same sequence), with the few draws the fuzzer needs.
 
-local MODULUS = 2147483647.0
+local helpers = require("spec.helpers")
 
 function M.rng(seed)
-    local state = (tonumber(seed) % (MODULUS - 1.0)) + 1.0 -- in 1 .. 2^31 - 2, never 0
-    local r = {}
-    function r.next()
-        state = (16807.0 * state) % MODULUS
-        return state
-    end
-    -- (0, 1)
-    function r.unit()
-        return r.next() / MODULUS
-    end
-    -- a whole number in [a, b] (b - a far below 2^31: the bias is negligible)
-    function r.int(a, b)
-        return a + r.next() % (b - a + 1)
-    end
+    local r = helpers.rng(seed)
+    r.unit = r.next -- (0, 1)
     function r.pick(t)
-        return t[1 + r.next() % #t]
+        return t[r.int(1, #t)]
     end
     function r.chance(p)
-        return r.unit() < p
+        return r.next() < p
     end
     return r
 end

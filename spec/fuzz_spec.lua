@@ -1,11 +1,12 @@
 -- The short run of the randomized API test (spec/fuzz.lua; `make fuzz-lua` is the long
 -- one): 30,000 random calls of every function and method from a fixed seed, the same calls
--- in Lua 5.4 and LuaJIT, every one judged (see spec/fuzz.lua for the rules).
+-- in Lua 5.4 and LuaJIT, every one judged (see spec/fuzz.lua for the rules). With
+-- IK_SPEC_QUICK=1 (make test-valgrind, 50 times slower) the first 5,000 of them.
 
 local fuzz = require("spec.fuzz")
 local ik = require("ik")
 
-local SEED, CALLS = 20240601, 30000
+local SEED, CALLS = 20240601, os.getenv("IK_SPEC_QUICK") == "1" and 5000 or 30000
 
 describe("the randomized API test", function()
     it("covers every function of the module and every method of a chain", function()
@@ -18,10 +19,11 @@ describe("the randomized API test", function()
         assert(stats.failures == 0, tostring(stats.first) .. "\n(replay: make fuzz-lua SEED=" .. SEED .. ")")
         assert(#stats.skipped == 0, "in OPS but not in the module: " .. table.concat(stats.skipped, ", "))
         assert.are.equal(CALLS, stats.calls)
-        -- both outcomes are exercised, for every function
+        -- every function succeeded, and in the full run each was also rejected (a bad self
+        -- is 4% of a getter's calls: 5,000 calls may not reach one for every getter)
         for name, counts in pairs(stats.by_op) do
             assert(counts.ok > 0, name .. " never succeeded")
-            if name ~= "__len" and name ~= "__tostring" then
+            if CALLS == 30000 and name ~= "__len" and name ~= "__tostring" then
                 assert(counts.rejected > 0, name .. " was never rejected")
             end
         end

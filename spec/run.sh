@@ -1,11 +1,21 @@
 #!/bin/sh
-# Runs every test: the busted specs under Lua 5.4 (ik/core.so) and under LuaJIT
-# (build/luajit/ik/core.so), then the C example build/examples/solve (one test), the engine
-# host build/examples/host (one test) and the test inside LÖVE (spec/love/, its own counts).
-# `make test` builds them all first. The full TAP output of each VM is kept in build/test/.
+#   sh spec/run.sh           (make test) every test: the busted specs under Lua 5.4
+#                            (ik/core.so) and under LuaJIT (build/luajit/ik/core.so), then
+#                            the C example build/examples/solve and the C edge-scale test
+#                            build/tests/edge_scale (one test each), then the libFuzzer
+#                            harnesses' committed corpus replayed by build/replay/fuzz_NAME
+#                            (one test each), the engine host build/examples/host (one
+#                            test) and the test inside LÖVE (spec/love/, its own counts)
+#   sh spec/run.sh asan      (make test-asan) the specs under Lua 5.4 with the module built
+#                            with AddressSanitizer and UndefinedBehaviorSanitizer
+#                            (build/asan/ik/core.so), the sanitizers' runtime preloaded
+#   sh spec/run.sh valgrind  (make test-valgrind) the specs under Lua 5.4 run by valgrind's
+#                            memcheck: no error and no definite leak, or one more failure
+# The make targets build what they need first. The full TAP output is kept in build/test/.
 # The last line is always `N passed, N failed`; the exit status is 0 only when nothing
 # failed and at least one test ran.
 set -eu
+mode=${1:-all}
 cd "$(dirname "$0")/.."
 
 logs=build/test
@@ -19,7 +29,8 @@ fail() {
     failed=$((failed + 1))
 }
 
-# specs VM MODULE [BUSTED-ARGS...]: runs the specs under VM with the C module MODULE.
+# specs NAME MODULE COMMAND...: runs the specs with COMMAND (busted and its options, or
+# whatever runs busted) and the C module MODULE; NAME labels the results and the log.
 specs() {
     vm=$1 module=$2
     shift 2
@@ -30,7 +41,7 @@ specs() {
     log="$logs/$vm.tap"
     # Our TAP handler, not busted's -o TAP: that one crashes on a spec file that does not load.
     rc=0
-    busted --lua="$vm" -o tools/busted_tap.lua "$@" >"$log" 2>&1 || rc=$?
+    "$@" -o tools/busted_tap.lua >"$log" 2>&1 || rc=$?
 
     # `ok N - # SKIP name` is a pending test; every `not ok` (failure, error, a file or
     # describe block that broke) is a failure. The `# ...` lines after one say why.
@@ -59,81 +70,170 @@ specs() {
     fi
 }
 
-specs lua5.4 ik/core.so
-# The C module path goes before the one in .busted, so LuaJIT does not load the Lua 5.4 build.
-specs luajit build/luajit/ik/core.so --cpath='build/luajit/?.so'
-
 # The C example counts as one test: it must exit 0 and print a row per solver.
-example=build/examples/solve
-if [ ! -x "$example" ]; then
-    fail C "$example is missing (run make first)"
-elif ! "$example" >"$logs/solve.out" 2>&1; then
-    fail C "$example exited with an error:"
-    sed 's/^/    /' "$logs/solve.out"
-elif ! { grep -q '^fabrik ' "$logs/solve.out" && grep -q '^ccd ' "$logs/solve.out" &&
-    grep -q '^relax ' "$logs/solve.out" && grep -q '^two_bone ' "$logs/solve.out" &&
-    grep -q '^all results as expected$' "$logs/solve.out"; }; then
-    fail C "$example printed something unexpected:"
-    sed 's/^/    /' "$logs/solve.out"
-else
-    echo "C example: 1 passed ($example)"
-    passed=$((passed + 1))
-fi
+c_example() {
+    example=build/examples/solve
+    if [ ! -x "$example" ]; then
+        fail C "$example is missing (run make first)"
+    elif ! "$example" >"$logs/solve.out" 2>&1; then
+        fail C "$example exited with an error:"
+        sed 's/^/    /' "$logs/solve.out"
+    elif ! { grep -q '^fabrik ' "$logs/solve.out" && grep -q '^ccd ' "$logs/solve.out" &&
+        grep -q '^relax ' "$logs/solve.out" && grep -q '^two_bone ' "$logs/solve.out" &&
+        grep -q '^all results as expected$' "$logs/solve.out"; }; then
+        fail C "$example printed something unexpected:"
+        sed 's/^/    /' "$logs/solve.out"
+    else
+        echo "C example: 1 passed ($example)"
+        passed=$((passed + 1))
+    fi
+}
+
+# The C core at the edges of scale (tests/edge_scale.c): one test.
+c_edge_scale() {
+    test=build/tests/edge_scale
+    if [ ! -x "$test" ]; then
+        fail C "$test is missing (run make first)"
+    elif "$test" >"$logs/edge_scale.out" 2>&1; then
+        echo "C edge scale: 1 passed ($test: $(tail -n 1 "$logs/edge_scale.out"))"
+        passed=$((passed + 1))
+    else
+        fail C "$test failed:"
+        sed 's/^/    /' "$logs/edge_scale.out"
+    fi
+}
+
+# The corpus of each libFuzzer harness -- its seeds and every crash it found, which must
+# now pass -- replayed through the harness's checks by a plain build (fuzz/replay.c).
+fuzz_corpus() {
+    for name in chain two_bone; do
+        replay=build/replay/fuzz_$name
+        out="$logs/replay_$name.out"
+        if [ ! -x "$replay" ]; then
+            fail C "$replay is missing (run make first)"
+        elif "$replay" "fuzz/corpus/$name" >"$out" 2>&1; then
+            echo "fuzz corpus $name: 1 passed ($(tail -n 1 "$out") from fuzz/corpus/$name)"
+            passed=$((passed + 1))
+        else
+            fail C "$replay fuzz/corpus/$name failed:"
+            tail -n 8 "$out" | sed 's/^/    /'
+        fi
+    done
+}
+
+# sanitizer_reports LOG: a sanitizer's report in LOG is a failure, even if the run went on.
+sanitizer_reports() {
+    if grep -q -E 'ERROR: (Address|Leak)Sanitizer|runtime error:' "$1"; then
+        fail "$mode" "a sanitizer reported an error; from $1:"
+        grep -E -A6 'ERROR: (Address|Leak)Sanitizer|runtime error:' "$1" | head -n 20 | sed 's/^/    /'
+    fi
+}
+
+# memcheck_summary LOG: memcheck's verdict in LOG, one more failure unless it is clean.
+memcheck_summary() {
+    errors=$(sed -n 's/.*ERROR SUMMARY: \([0-9]*\) errors.*/\1/p' "$1" | tail -n 1)
+    definite=$(sed -n 's/.*definitely lost: \([0-9,]*\) bytes.*/\1/p' "$1" | tail -n 1)
+    echo "valgrind memcheck: ${errors:-?} errors, ${definite:-0} bytes definitely lost (log $1)"
+    if [ "${errors:-x}" != 0 ] || [ "${definite:-0}" != 0 ]; then
+        fail valgrind "memcheck is not clean; from $1:"
+        grep -E -A8 'Invalid|uninitialised|definitely lost in' "$1" | head -n 30 | sed 's/^/    /'
+    fi
+}
 
 # The engine host counts as one test: Lua 5.4 embedded with ik compiled in drives
 # examples/host/rig.lua for 600 frames; it must exit 0 and say `host: ok`.
-host=build/examples/host
-if [ ! -x "$host" ]; then
-    fail host "$host is missing (run make test)"
-elif ! "$host" examples/host/rig.lua 600 >"$logs/host.out" 2>&1; then
-    fail host "$host exited with an error:"
-    sed 's/^/    /' "$logs/host.out"
-elif ! grep -q '^host: ok$' "$logs/host.out"; then
-    fail host "$host printed something unexpected:"
-    sed 's/^/    /' "$logs/host.out"
-else
-    echo "engine host: 1 passed ($(grep '^rig: ' "$logs/host.out"))"
-    passed=$((passed + 1))
-fi
+engine_host() {
+    host=build/examples/host
+    if [ ! -x "$host" ]; then
+        fail host "$host is missing (run make test)"
+    elif ! "$host" examples/host/rig.lua 600 >"$logs/host.out" 2>&1; then
+        fail host "$host exited with an error:"
+        sed 's/^/    /' "$logs/host.out"
+    elif ! grep -q '^host: ok$' "$logs/host.out"; then
+        fail host "$host printed something unexpected:"
+        sed 's/^/    /' "$logs/host.out"
+    else
+        echo "engine host: 1 passed ($(grep '^rig: ' "$logs/host.out"))"
+        passed=$((passed + 1))
+    fi
+}
 
 # The test inside the real LÖVE runtime (spec/love/, a game folder with the LuaJIT build
 # copied in by make): headless, it needs no display. It prints its own `N passed, N failed`,
 # which is added to ours. Without LÖVE installed it is skipped with a note, except under CI
 # (CI set), where a skip would hide that the product's main runtime was never tried.
-game=spec/love
-if ! command -v love >/dev/null 2>&1; then
-    if [ -n "${CI:-}" ]; then
-        fail love "love is not installed (apt-get install love)"
+love_runtime() {
+    game=spec/love
+    if ! command -v love >/dev/null 2>&1; then
+        if [ -n "${CI:-}" ]; then
+            fail love "love is not installed (apt-get install love)"
+        else
+            echo "love: skipped: LÖVE is not installed (sudo apt-get install love, then make test)"
+        fi
+    elif [ ! -f "$game/ik/core.so" ]; then
+        fail love "$game/ik/core.so is missing (make test copies the LuaJIT build there)"
     else
-        echo "love: skipped: LÖVE is not installed (sudo apt-get install love, then make test)"
-    fi
-elif [ ! -f "$game/ik/core.so" ]; then
-    fail love "$game/ik/core.so is missing (make test copies the LuaJIT build there)"
-else
-    rc=0
-    timeout 300 love "$game" >"$logs/love.out" 2>&1 || rc=$?
-    counts=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$logs/love.out" | tail -n 1)
-    if [ -z "$counts" ]; then
-        fail love "love $game stopped before its counts (exit status $rc); the end of $logs/love.out:"
-        tail -n 15 "$logs/love.out" | sed 's/^/    /'
-    else
-        # shellcheck disable=SC2086 # "N passed, N failed": words 1 and 3
-        set -- $counts
-        p=$1 f=$3
-        # Each failure, and the indented lines after it that say why.
-        awk '/^FAIL - / { shown = 1; sub(/^FAIL - /, ""); print "FAIL [love] " $0; next }
-             /^    / && shown { print; next }
-             { shown = 0 }' "$logs/love.out"
-        echo "love: $p passed, $f failed (love $game, exit status $rc, log $logs/love.out)"
-        passed=$((passed + p))
-        failed=$((failed + f))
-        if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
-            fail love "love exited with status $rc after its tests passed"
-        elif [ "$p" -eq 0 ] && [ "$f" -eq 0 ]; then
-            fail love "no test ran"
+        rc=0
+        timeout 300 love "$game" >"$logs/love.out" 2>&1 || rc=$?
+        counts=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$logs/love.out" | tail -n 1)
+        if [ -z "$counts" ]; then
+            fail love "love $game stopped before its counts (exit status $rc); the end of $logs/love.out:"
+            tail -n 15 "$logs/love.out" | sed 's/^/    /'
+        else
+            # shellcheck disable=SC2086 # "N passed, N failed": words 1 and 3
+            set -- $counts
+            p=$1 f=$3
+            # Each failure, and the indented lines after it that say why.
+            awk '/^FAIL - / { shown = 1; sub(/^FAIL - /, ""); print "FAIL [love] " $0; next }
+                 /^    / && shown { print; next }
+                 { shown = 0 }' "$logs/love.out"
+            echo "love: $p passed, $f failed (love $game, exit status $rc, log $logs/love.out)"
+            passed=$((passed + p))
+            failed=$((failed + f))
+            if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
+                fail love "love exited with status $rc after its tests passed"
+            elif [ "$p" -eq 0 ] && [ "$f" -eq 0 ]; then
+                fail love "no test ran"
+            fi
         fi
     fi
-fi
+}
+
+case $mode in
+all)
+    specs lua5.4 ik/core.so busted --lua=lua5.4
+    # The C module path goes before the one in .busted, so LuaJIT does not load the Lua 5.4 build.
+    specs luajit build/luajit/ik/core.so busted --lua=luajit --cpath='build/luajit/?.so'
+    c_example
+    c_edge_scale
+    fuzz_corpus
+    engine_host
+    love_runtime
+    ;;
+asan)
+    # lua5.4 itself is not instrumented: the runtime (which has UBSan's handlers too) is
+    # preloaded. Leaks are valgrind's part: lua5.4 does not free its state on os.exit.
+    runtime=$(${FUZZ_CC:-clang} -print-file-name=libclang_rt.asan-x86_64.so)
+    specs lua5.4-asan build/asan/ik/core.so env LD_PRELOAD="$runtime" \
+        ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
+        busted --lua=lua5.4 --cpath='build/asan/?.so'
+    sanitizer_reports "$logs/lua5.4-asan.tap"
+    ;;
+valgrind)
+    # busted runs under lua5.4 itself, so memcheck watches the process that loads the module
+    # (`busted --lua=lua5.4` would start another one). Children (spec/huge_chain.lua) are
+    # not traced. IK_SPEC_QUICK=1: the longest specs do a tenth of their work (same paths).
+    rm -f "$logs/valgrind.log"
+    specs lua5.4-valgrind ik/core.so env IK_SPEC_QUICK=1 valgrind --tool=memcheck --error-exitcode=1 --leak-check=full \
+        --show-leak-kinds=definite --errors-for-leak-kinds=definite --log-file="$logs/valgrind.log" \
+        lua5.4 /usr/bin/busted
+    memcheck_summary "$logs/valgrind.log"
+    ;;
+*)
+    echo "spec/run.sh: unknown mode '$mode' (all, asan or valgrind)" >&2
+    exit 2
+    ;;
+esac
 
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ] && [ "$passed" -gt 0 ]

@@ -168,9 +168,9 @@ size_t ik_chain3d_size(int n);
 
 /*
  * Builds a 2D chain of n bones in caller memory (at least ik_chain2d_size(n) bytes,
- * aligned for double). lengths: n finite numbers in [0, IK_MAX_COORD]. The base is at the origin with
- * angle 0; every local angle is 0 (a straight chain along +x); every weight is 1; the
- * settings are the defaults. The chain holds pointers into its own block: it must not be
+ * aligned for double). lengths: n finite numbers in [0, IK_MAX_COORD]. The base is at the
+ * origin with angle 0; every local angle is 0 (a straight chain along +x); every weight is 1;
+ * the settings are the defaults. The chain holds pointers into its own block: it must not be
  * moved or copied byte-wise after init.
  */
 ik_status ik_chain2d_init(void *memory, size_t size, int n, const ik_real *lengths,

@@ -1,0 +1,163 @@
+-- A fixed workload for `make determinism`: every solver on 2D and 3D chains (about 4,000
+-- solves, warm-started one after another, with varied settings, weights, poles and targets:
+-- reachable, out of reach, on a joint), ik.solve_many, and 3,000 stateless two-bone solves.
+-- It prints every result and every final pose as hex floats, one line per call, so two runs
+-- can be compared byte for byte.
+--   lua5.4 tools/determinism.lua                      (from the repository root)
+--   IK_CPATH="build/luajit/?.so" luajit tools/determinism.lua
+-- Everything on the Lua side is exact in both VMs: the Park-Miller generator, and only +, -,
+-- * and / on its numbers (no math.sin or math.sqrt, which are the VM's own). Hex floats are
+-- formatted here, not by string.format("%a"): glibc and LuaJIT write subnormals differently.
+package.path = "lua/?.lua;lua/?/init.lua;" .. package.path
+package.cpath = (os.getenv("IK_CPATH") or "./?.so") .. ";" .. package.cpath
+local ik = require("ik")
+
+local huge, abs, format, concat = math.huge, math.abs, string.format, table.concat
+
+-- x exactly, as 0x1.<13 hex digits>p<exponent> (subnormals normalised too).
+local function hex(x)
+    if x ~= x then return "nan" end
+    if x == huge then return "inf" elseif x == -huge then return "-inf" end
+    if x == 0 then return (1 / x < 0) and "-0x0p+0" or "0x0p+0" end
+    local sign, a, e = x < 0 and "-" or "", abs(x), 0
+    while a >= 2 ^ 64 do a, e = a / 2 ^ 64, e + 64 end
+    while a >= 2 do a, e = a / 2, e + 1 end
+    while a < 2 ^ -64 do a, e = a * 2 ^ 64, e - 64 end
+    while a < 1 do a, e = a * 2, e - 1 end
+    return format("%s0x1.%013xp%+d", sign, (a - 1) * 2 ^ 52, e)
+end
+
+local seed = 20240601
+local function random() -- in (0, 1); 16807 * seed < 2^46 is exact
+    seed = (16807 * seed) % 2147483647
+    return seed / 2147483647
+end
+local function uniform(a, b)
+    return a + (b - a) * random()
+end
+-- One line: a label, then the values (numbers as hex floats); labels and counters are
+-- strings, made by the caller with %d.
+local out = {}
+local function emit(...)
+    local parts = { ... }
+    for k = 1, #parts do
+        if type(parts[k]) == "number" then parts[k] = hex(parts[k]) else parts[k] = tostring(parts[k]) end
+    end
+    out[#out + 1] = concat(parts, " ")
+end
+
+-- The chain's whole state: positions, local and world pose, base.
+local function emit_pose(c)
+    local p = c:positions()
+    local line = {}
+    for k = 1, #p do line[k] = hex(p[k]) end
+    for i = 1, #c do
+        if c:dim() == 2 then
+            line[#line + 1] = hex(c:angle(i))
+            line[#line + 1] = hex(c:world_angle(i))
+        else
+            local w, x, y, z = c:rotation(i)
+            line[#line + 1] = concat({ hex(w), hex(x), hex(y), hex(z) }, ",")
+            w, x, y, z = c:world_rotation(i)
+            line[#line + 1] = concat({ hex(w), hex(x), hex(y), hex(z) }, ",")
+        end
+    end
+    out[#out + 1] = "  " .. concat(line, " ")
+end
+
+-- ---- stateless two-bone solves: random, and on the edges of the reachable ring ----
+for k = 1, 1000 do
+    local l1, l2 = uniform(0.1, 2), uniform(0.1, 2)
+    if k % 4 == 0 then l2 = l1 * (1 + uniform(-1e-7, 1e-7)) end
+    local x, y, z = uniform(-4, 4), uniform(-4, 4), uniform(-4, 4)
+    if k % 5 == 0 then -- |p| = l1 + l2 or |l1 - l2|, along a random direction
+        local r = (k % 10 == 0) and (l1 + l2) or abs(l1 - l2)
+        local n = abs(x) + abs(y)
+        x, y = x / n * r, y / n * r
+    end
+    local bend = k % 2 == 0 and 1 or -1
+    local label = format("%d", k)
+    emit("two_bone", label, ik.two_bone(l1, l2, x, y, bend))
+    emit("two_bone_joint", label, ik.two_bone_joint(x, y, l1, l2, bend))
+    emit("two_bone_joint3", label, ik.two_bone_joint3(x, y, z, l1, l2, uniform(-1, 1), uniform(-1, 1), uniform(-1, 1)))
+end
+
+-- ---- chains: every solver, 2D and 3D ----
+local function random_pose(c)
+    for i = 1, #c do
+        if c:dim() == 2 then
+            c:set_angle(i, uniform(-3.2, 3.2))
+        else
+            c:set_rotation(i, uniform(-1, 1), uniform(-1, 1), uniform(-1, 1), uniform(-1, 1)) -- normalised by the core
+        end
+    end
+end
+
+local function target_for(c, k, reach)
+    local dim = c:dim()
+    local bx, by, bz = c:base()
+    if dim == 2 then bz = 0 end
+    if k % 7 == 0 then return c:joint(1 + k % (#c + 1)) end -- exactly on a joint
+    local scale = (k % 11 == 0) and 3 * reach or 0.8 * reach -- sometimes out of reach
+    local x, y, z = bx + uniform(-1, 1) * scale, by + uniform(-1, 1) * scale, bz + uniform(-1, 1) * scale
+    return x, y, z
+end
+
+local SOLVERS = { "fabrik", "ccd", "relax", "two_bone" }
+local chains = { [2] = {}, [3] = {} }
+for _, dim in ipairs({ 2, 3 }) do
+    for _, solver in ipairs(SOLVERS) do
+        for variant, n in ipairs(solver == "two_bone" and { 2, 2, 2 } or { 3, 6, 10 }) do
+            local lengths, reach = {}, 0
+            for i = 1, n do
+                lengths[i] = uniform(0.25, 1.5)
+                reach = reach + lengths[i]
+            end
+            local c = dim == 2 and ik.chain2d(lengths, uniform(-2, 2), uniform(-2, 2), uniform(-3, 3))
+                or ik.chain3d(lengths, uniform(-2, 2), uniform(-2, 2), uniform(-2, 2))
+            if dim == 3 and variant == 2 then c:set_base(0.5, -0.5, 1, uniform(-1, 1), uniform(-1, 1), 0.3, 0.2) end
+            local settings = { solver = solver, iterations = 16 + 16 * variant, tolerance = variant == 1 and 1e-6 or 1e-3,
+                greed = variant == 3 and 1 or 0.4, greed_ramp = variant ~= 3, bend = variant == 2 and -1 or 1 }
+            if dim == 3 and solver == "two_bone" and variant ~= 3 then
+                settings.pole = { uniform(-1, 1), uniform(-1, 1), variant == 1 and 1 or 0 }
+            end
+            c:configure(settings)
+            if solver == "relax" then
+                for i = 1, n + 1 do c:set_weight(i, variant == 1 and 1 or uniform(0, 2)) end
+            end
+            chains[dim][#chains[dim] + 1] = c
+            random_pose(c)
+            for k = 1, 170 do
+                if k % 25 == 0 then random_pose(c) end
+                local x, y, z = target_for(c, k, reach)
+                local reached, distance, iterations
+                if k % 2 == 0 then
+                    reached, distance, iterations = c:solve(x, y, z)
+                else
+                    reached, distance, iterations = c["solve_" .. solver](c, x, y, z)
+                end
+                emit("solve", format("%dD %s %d %d", dim, solver, variant, k), reached, distance,
+                    format("%d", iterations))
+                emit_pose(c)
+            end
+        end
+    end
+end
+
+-- ---- many chains in one call ----
+for k = 1, 100 do
+    local dim = k % 2 == 0 and 2 or 3
+    local list, targets = {}, {}
+    for j = 1, 4 do
+        local c = chains[dim][1 + (k * 7 + j * 3) % #chains[dim]]
+        list[j] = c
+        local x, y, z = target_for(c, k + j, 3)
+        targets[#targets + 1], targets[#targets + 2] = x, y
+        if dim == 3 then targets[#targets + 1] = z end
+    end
+    emit("solve_many", format("%d", k), format("%d", ik.solve_many(list, targets)))
+    for j = 1, 4 do emit_pose(list[j]) end
+end
+
+out[#out + 1] = ""
+io.write(concat(out, "\n"))
