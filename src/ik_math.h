@@ -7,6 +7,7 @@
 #ifndef IK_MATH_H
 #define IK_MATH_H
 
+#include <float.h>
 #include <math.h>
 
 #include "ik.h"
@@ -174,7 +175,12 @@ static inline ik_vec3 ik_v3_resize_or(ik_vec3 a, ik_real length, ik_vec3 fallbac
     ik_real d = ik_v3_dot(a, a);
     if (d < 1e300 && d > 1e-300) {
         ik_real r = length / sqrt(d);
-        return ik_v3(a.x * r, a.y * r, a.z * r);
+        /*
+         * Each product is at most length in magnitude, unless r itself overflowed (a length
+         * near 1e300 over a short vector): then 0 * inf would make a NaN, so that case takes
+         * the normalising path below.
+         */
+        if (r <= DBL_MAX) return ik_v3(a.x * r, a.y * r, a.z * r);
     }
     return ik_v3_scale(ik_v3_normalize_or(a, fallback), length);
 }
