@@ -310,7 +310,7 @@ typedef struct bench_case {
     double tb_tolerance;
 } bench_case;
 
-static void get_pose(const ik_chain *c, double *pose)
+static void get_pose(ik_chain *c, double *pose)
 {
     int i, n = ik_chain_count(c);
     for (i = 0; i < n; i++) {
@@ -345,12 +345,22 @@ static void configure_equal(ik_chain *c, ik_solver solver)
 /* To a tolerance: the defaults (64 iterations, tolerance 1e-3, escape on). */
 static void configure_default(ik_chain *c, ik_solver solver) { configure(c, solver, 0, -1, 1); }
 
+/* Joints first..last of chain c, 3 numbers each (z = 0 in 2D; the core keeps dim). */
+static void points3(ik_chain *c, int first, int last, double *out)
+{
+    const ik_real *p = ik_chain_positions(c);
+    int dim = ik_chain_dim(c), i;
+    for (i = first; i <= last; i++, out += 3) {
+        out[0] = p[dim * i], out[1] = p[dim * i + 1], out[2] = dim == 3 ? p[dim * i + 2] : 0;
+    }
+}
+
 /* The tip of a random pose of chain c (its pose is left changed). */
 static void random_tip(ik_chain *c, double *pose, double *tip)
 {
     random_pose(ik_chain_dim(c), ik_chain_count(c), pose);
     set_pose(c, pose);
-    memcpy(tip, ik_chain_positions(c) + 3 * ik_chain_count(c), 3 * sizeof(double));
+    points3(c, ik_chain_count(c), ik_chain_count(c), tip);
 }
 
 /*
@@ -467,7 +477,7 @@ static void case_init(bench_case *b, int dim, int n, int equal)
     }
     random_pose(dim, n, b->start);
     set_pose(b->chain, b->start);
-    memcpy(b->start_points, ik_chain_positions(b->chain), 3 * (size_t)(n + 1) * sizeof(double));
+    points3(b->chain, 0, n, b->start_points);
     if (equal) {
         equal_targets(b, equal_count(n), pose);
     } else {
@@ -750,7 +760,7 @@ static void run_batch_many(void *ctx, long count)
     int reached = 0, failed = 0;
     for (j = 0; j < count; j++) {
         ik_solve_many(b->chains, BATCH, b->targets[b->equal] + (size_t)b->next * BATCH * 2,
-                      &reached, &failed);
+                      &reached, NULL, &failed);
         b->reached += reached;
         if (++b->next == b->rounds) batch_to_start(b);
     }
@@ -996,7 +1006,7 @@ static void binding_figures(stats *solve, stats *reached)
     *solve = measure(&b, run_library, reset_library, MIN_SOLVES);
     configure_default(b.chain, IK_SOLVER_FABRIK);
     set_pose(b.chain, b.start);
-    memcpy(b.targets, ik_chain_positions(b.chain) + 3 * b.n, 3 * sizeof(double));
+    points3(b.chain, b.n, b.n, b.targets);
     *reached = measure(&b, run_reached, reset_library, MIN_SOLVES);
     if (b.iterations != 0) fprintf(stderr, "bench: the reached solve iterated\n");
     case_free(&b);

@@ -67,9 +67,9 @@ static void solve_chain(ik_chain *chain, ik_solver solver) {
     if (!check(solve[solver](chain, target, &result), ik_solver_name(solver))) {
         return;
     }
-    /* Joint positions in world space, x, y, z (0 in 2D) per joint; joint BONES is the tip. */
+    /* Joint positions in world space, x, y per joint (x, y, z in 3D); joint BONES is the tip. */
     const ik_real *p = ik_chain_positions(chain);
-    ik_real tip_x = p[3 * BONES], tip_y = p[3 * BONES + 1];
+    ik_real tip_x = p[2 * BONES], tip_y = p[2 * BONES + 1];
     print_row(ik_solver_name(solver), result.reached, result.distance, result.iterations, tip_x,
               tip_y);
 
@@ -78,7 +78,7 @@ static void solve_chain(ik_chain *chain, ik_solver solver) {
            "the reported distance is the tip's");
     expect(p[0] == 0.0 && p[1] == 0.0, "the base stays at the origin");
     for (int i = 0; i < BONES; i++) {
-        ik_real length = hypot(p[3 * i + 3] - p[3 * i], p[3 * i + 4] - p[3 * i + 1]);
+        ik_real length = hypot(p[2 * i + 2] - p[2 * i], p[2 * i + 3] - p[2 * i + 1]);
         expect(fabs(length - lengths[i]) < 1e-9, "bone lengths are kept");
     }
 }

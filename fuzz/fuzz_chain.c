@@ -79,7 +79,10 @@ static void observe(const slot *s, observed *o)
     for (i = 0; i <= s->n; i++)
         CHECK(ik_chain_weight(c, i, &o->weight[i]) == IK_OK, "weight %d", i);
     p = ik_chain_positions(c);
-    memcpy(o->pos, p, sizeof(ik_real) * 3 * (size_t)(s->n + 1));
+    for (i = 0; i <= s->n; i++) { /* 3 numbers a joint here; the core keeps dim */
+        o->pos[3 * i] = p[s->dim * i], o->pos[3 * i + 1] = p[s->dim * i + 1];
+        o->pos[3 * i + 2] = s->dim == 3 ? p[s->dim * i + 2] : 0;
+    }
     o->settings[0] = st->solver, o->settings[1] = st->iterations, o->settings[2] = st->tolerance;
     o->settings[3] = st->greed, o->settings[4] = st->greed_ramp, o->settings[5] = st->bend;
     o->settings[6] = st->use_pole;
@@ -263,19 +266,26 @@ static unsigned coord_errors(const ik_real *v, int count)
     return e;
 }
 
+/* Joint j of the slot's chain as 3 numbers (z = 0 in 2D). */
+static void joint3(const slot *s, int j, ik_real out[3])
+{
+    const ik_real *p = ik_chain_positions(s->chain) + s->dim * j;
+    out[0] = p[0], out[1] = p[1], out[2] = s->dim == 3 ? p[2] : 0;
+}
+
 /* A target: often exactly a joint of the chain or a point on a bone's line, else numbers. */
 static void take_target(reader *r, const slot *s, ik_real t[3])
 {
     uint8_t how = take_u8(r);
-    const ik_real *p = ik_chain_positions(s->chain);
     if (how < 64) {
-        int j = how % (s->n + 1);
-        t[0] = p[3 * j], t[1] = p[3 * j + 1], t[2] = p[3 * j + 2];
+        joint3(s, how % (s->n + 1), t);
     } else if (how < 96) {
         int j = how % s->n;
-        ik_real f = take_real(r);
+        ik_real f = take_real(r), a[3], b[3];
         int k;
-        for (k = 0; k < 3; k++) t[k] = p[3 * j + k] + (p[3 * j + 3 + k] - p[3 * j + k]) * f;
+        joint3(s, j, a);
+        joint3(s, j + 1, b);
+        for (k = 0; k < 3; k++) t[k] = a[k] + (b[k] - a[k]) * f;
     } else {
         t[0] = take_real(r), t[1] = take_real(r), t[2] = take_real(r);
     }
@@ -293,7 +303,7 @@ static ik_settings take_settings(reader *r, const ik_settings *current)
 {
     ik_settings s = *current;
     uint8_t fields = take_u8(r);
-    if (fields & 1) s.solver = (ik_solver)((int)(take_u8(r) % 6) - 1);
+    if (fields & 1) s.solver = (ik_solver)((int)(take_u8(r) % 7) - 1);
     if (fields & 2) {
         static const int bad[] = {0, -1, INT_MIN};
         uint8_t v = take_u8(r);
@@ -315,14 +325,15 @@ static unsigned settings_errors(const ik_settings *s, const slot *c)
     if (!(isfinite(s->tolerance) && s->tolerance >= 0)) e |= BIT(IK_ERR_TOLERANCE);
     if (!(isfinite(s->greed) && s->greed > 0 && s->greed <= 1)) e |= BIT(IK_ERR_GREED);
     if (s->bend != 1 && s->bend != -1) e |= BIT(IK_ERR_BEND);
-    if ((int)s->solver < 0 || (int)s->solver > (int)IK_SOLVER_TWO_BONE) e |= BIT(IK_ERR_SOLVER);
+    if ((int)s->solver < 0 || (int)s->solver > (int)IK_SOLVER_AIM) e |= BIT(IK_ERR_SOLVER);
     if (s->use_pole) {
         int zero = s->pole[0] == 0 && s->pole[1] == 0 && s->pole[2] == 0;
         if (!isfinite(s->pole[0]) || !isfinite(s->pole[1]) || !isfinite(s->pole[2]) || zero)
             e |= BIT(IK_ERR_POLE);
     }
     if (e) return e; /* the chain's own rules come after validation */
-    if (s->solver == IK_SOLVER_TWO_BONE && c->n != 2) e |= BIT(IK_ERR_NOT_TWO_BONE);
+    /* two_bone: 2 bones, or 3 for an orientation goal (checked when solving) */
+    if (s->solver == IK_SOLVER_TWO_BONE && c->n != 2 && c->n != 3) e |= BIT(IK_ERR_NOT_TWO_BONE);
     if (s->use_pole && c->dim != 3) e |= BIT(IK_ERR_POLE);
     return e;
 }
@@ -359,16 +370,26 @@ enum {
 
 typedef ik_status (*solve_fn)(ik_chain *, const ik_real *, ik_result *);
 
+#define IK_PI_FUZZ 3.14159265358979323847
+
 static void check_result(const slot *s, const ik_real *target, const ik_result *res, int two_bone,
-                         const char *what)
+                         int aim, const char *what)
 {
     const ik_settings *st = ik_chain_settings(s->chain);
-    const ik_real *tip = ik_chain_positions(s->chain) + 3 * s->n;
-    ik_real tz = s->dim == 3 ? target[2] : 0;
-    ik_real scale = fmax(fmax(fabs(target[0]), fabs(target[1])),
+    ik_real tip[3];
+    ik_real tz = s->dim == 3 ? target[2] : 0, scale, half;
+    joint3(s, s->n, tip);
+    scale = fmax(fmax(fabs(target[0]), fabs(target[1])),
                          fmax(fmax(fabs(tip[0]), fabs(tip[1])), fmax(fabs(tz), fabs(tip[2]))));
-    ik_real half = half_norm(target[0] - tip[0], target[1] - tip[1], tz - tip[2]);
+    half = half_norm(target[0] - tip[0], target[1] - tip[1], tz - tip[2]);
     CHECK(isfinite(res->distance) && res->distance >= 0, "%s: distance %g", what, res->distance);
+    if (aim) {
+        /* aiming: the distance is the angle between the tip bone and the target */
+        CHECK(res->distance == res->angle_error && res->angle_error <= IK_PI_FUZZ,
+              "%s: aim error %g", what, res->angle_error);
+        CHECK(res->reached == (res->angle_error <= st->angle_tolerance), "%s: aim reached", what);
+        return;
+    }
     CHECK(res->reached == (res->distance <= st->tolerance),
           "%s: reached %d, distance %g, tolerance %g", what, res->reached, res->distance,
           st->tolerance);
@@ -411,7 +432,7 @@ static void solve_many(reader *r)
         memcpy(raw[k], of[k]->memory, of[k]->size);
     }
     st = CORE(
-        ik_solve_many(count ? chains : NULL, count, count ? targets : NULL, &reached, &failed));
+        ik_solve_many(count ? chains : NULL, count, count ? targets : NULL, &reached, NULL, &failed));
     if (expect) {
         CHECK((BIT(st) & expect) != 0, "solve_many: status %d, expected %#x", st, expect);
         CHECK(failed == want_failed, "solve_many: failed is %d, chain %d is the bad one", failed,
@@ -587,7 +608,7 @@ static void operate(reader *r, slot *s)
         if (st == IK_OK) {
             const ik_settings *got = ik_chain_settings(c);
             CHECK(got->solver == want.solver && got->iterations == want.iterations &&
-                      memcmp(&got->tolerance, &want.tolerance, sizeof want.tolerance) == 0 &&
+                      got->tolerance == want.tolerance && /* -0 is kept as +0 */
                       memcmp(&got->greed, &want.greed, sizeof want.greed) == 0 &&
                       got->greed_ramp == (want.greed_ramp != 0) && got->bend == want.bend &&
                       got->use_pole == (want.use_pole != 0),
@@ -618,7 +639,10 @@ static void operate(reader *r, slot *s)
         keep = P_ALL;
     } else {
         CHECK(st == IK_OK, "%s: status %d, expected IK_OK", what, st);
-        if (solve) check_result(s, target, &res, two_bone, what);
+        if (solve)
+            check_result(s, target, &res, two_bone,
+                         solve == ik_chain_solve && ik_chain_settings(c)->solver == IK_SOLVER_AIM,
+                         what);
         for (i = 0; i < 8; i++)
             CHECK(memcmp(&out[i], &sentinel[i], sizeof(ik_real)) == 0 || isfinite(out[i]),
                   "%s: output %d is %g", what, i, out[i]);

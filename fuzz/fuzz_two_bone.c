@@ -186,8 +186,8 @@ static void names_and_settings(reader *r)
     if (k >= 0 && k <= (int)IK_ERR_RANGE)
         CHECK(strcmp(ik_status_string((ik_status)k), "unknown status") != 0, "status %d unknown",
               k);
-    /* solver names: exactly the four, and they parse back */
-    CHECK((ik_solver_name((ik_solver)k) == NULL) == (k < 0 || k > (int)IK_SOLVER_TWO_BONE),
+    /* solver names: exactly the five, and they parse back */
+    CHECK((ik_solver_name((ik_solver)k) == NULL) == (k < 0 || k > (int)IK_SOLVER_AIM),
           "solver name %d", k);
     if (ik_solver_name((ik_solver)k))
         CHECK(ik_solver_parse(ik_solver_name((ik_solver)k), &solver) == IK_OK && (int)solver == k,
@@ -222,7 +222,7 @@ static void names_and_settings(reader *r)
     if (!(isfinite(s.tolerance) && s.tolerance >= 0)) expect |= BIT(IK_ERR_TOLERANCE);
     if (!(isfinite(s.greed) && s.greed > 0 && s.greed <= 1)) expect |= BIT(IK_ERR_GREED);
     if (s.bend != 1 && s.bend != -1) expect |= BIT(IK_ERR_BEND);
-    if ((int)s.solver < 0 || (int)s.solver > (int)IK_SOLVER_TWO_BONE) expect |= BIT(IK_ERR_SOLVER);
+    if ((int)s.solver < 0 || (int)s.solver > (int)IK_SOLVER_AIM) expect |= BIT(IK_ERR_SOLVER);
     if (s.use_pole && (!isfinite(s.pole[0]) || !isfinite(s.pole[1]) || !isfinite(s.pole[2]) ||
                        (s.pole[0] == 0 && s.pole[1] == 0 && s.pole[2] == 0)))
         expect |= BIT(IK_ERR_POLE);

@@ -463,7 +463,6 @@ local MISUSE = {
     { "configure{bend = 0.5}", 1, "configure", function(c) c:configure({ bend = 0.5 }) end },
     { "configure{solver = 'nope'}", 1, "configure", function(c) c:configure({ solver = "nope" }) end },
     { "configure{solver = 1}", 1, "configure", function(c) c:configure({ solver = 1 }) end },
-    { "configure{solver = 'two_bone'} on 3 bones", 1, "configure", function(c) c:configure({ solver = "two_bone" }) end },
     { "configure{iterations = 5, greed = 0} (one bad key)", 1, "configure", function(c) c:configure({ iterations = 5, greed = 0 }) end },
     { "configure{tolerance = 1, nope = true} (one unknown key)", 1, "configure", function(c) c:configure({ tolerance = 1, nope = true }) end },
 }

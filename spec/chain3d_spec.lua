@@ -552,7 +552,6 @@ local MISUSE3 = {
     { "configure{pole = 'up'}", 1, "configure", function(c) c:configure({ pole = "up" }) end },
     { "configure{pole = {0, 1, 0}, greed = 0} (one bad key)", 1, "configure", function(c) c:configure({ pole = { 0, 1, 0 }, greed = 0 }) end },
     { "configure{pole = {0, 0, 0}, iterations = 3} (pole bad)", 1, "configure", function(c) c:configure({ pole = { 0, 0, 0 }, iterations = 3 }) end },
-    { "configure{solver = 'two_bone'} on 3 bones", 1, "configure", function(c) c:configure({ solver = "two_bone" }) end },
     { "configure{nope = 1}", 1, "configure", function(c) c:configure({ nope = 1 }) end },
 
     -- solves: the target needs x, y and z (method-call syntax: x is #1, z is #3)

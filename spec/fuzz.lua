@@ -458,7 +458,8 @@ KINDS.settings = {
                 if type(x) ~= "string" then return 1 end
                 local known = false
                 for _, s in ipairs(SOLVERS) do known = known or x == s end
-                if not known or x == "two_bone" and ctx.n ~= 2 then return 1 end
+                -- two_bone takes 2 bones, or 3 for an orientation goal (checked when solving)
+                if not known or x == "two_bone" and ctx.n ~= 2 and ctx.n ~= 3 then return 1 end
             elseif k == "pole" then
                 if ctx.dim ~= 3 then return 1 end
                 if x ~= false then
@@ -549,7 +550,12 @@ M.OPS = {
     { name = "configure", self = "any", args = { "settings" }, weight = 3,
         keeps = { "pos", "base", "len", "w", "pose", "world" } },
     { name = "settings", self = "any", args = { "?out" }, keeps = ALL },
-    { name = "solve", self = "any", args = target_args, keeps = SOLVE_KEEPS, result = "solve", weight = 4 },
+    { name = "solve", self = "any", args = target_args, keeps = SOLVE_KEEPS, result = "solve", weight = 4,
+        check = function(ctx)
+            -- a 3-bone chain configured for two_bone needs an orientation goal
+            local c = ctx.chain and ctx.chain.c
+            if c and c:settings().solver == "two_bone" and ctx.n ~= 2 then return 1 end
+        end },
     { name = "solve_fabrik", self = "any", args = target_args, keeps = SOLVE_KEEPS, result = "solve", weight = 4 },
     { name = "solve_ccd", self = "any", args = target_args, keeps = SOLVE_KEEPS, result = "solve", weight = 4 },
     { name = "solve_relax", self = "any", args = target_args, keeps = SOLVE_KEEPS, result = "solve", weight = 4 },
@@ -869,6 +875,8 @@ local function solve_many_bad(chains, targets, chain_mt)
         end
         dim = dim or c:dim()
         if c:dim() ~= dim then return { [1] = true } end
+        -- a 3-bone chain configured for two_bone needs an orientation goal
+        if c:settings().solver == "two_bone" and c:count() ~= 2 then return { [1] = true } end
     end
     for k = 1, count * (dim or 2) do
         local ok, x = finite_number(targets[k])

@@ -1,5 +1,7 @@
 /*
- * chain.c - chain construction, pose, forward kinematics, settings and solver dispatch.
+ * chain.c - the chain: statuses and settings, the block and its layout, the pose and its
+ * forward kinematics, the pose derived from the joints after a position-based solve, goals,
+ * and attachment to a parent chain.
  */
 #include "chain.h"
 
@@ -23,8 +25,9 @@ const char *ik_status_string(ik_status status)
     case IK_ERR_TOLERANCE: return "tolerance must be a finite number >= 0";
     case IK_ERR_GREED: return "greed must be in (0, 1]";
     case IK_ERR_BEND: return "bend must be 1 or -1";
-    case IK_ERR_SOLVER: return "solver must be 'fabrik', 'ccd', 'relax' or 'two_bone'";
-    case IK_ERR_NOT_TWO_BONE: return "the two-bone solver needs a chain of exactly 2 bones";
+    case IK_ERR_SOLVER: return "solver must be 'fabrik', 'ccd', 'relax', 'two_bone' or 'aim'";
+    case IK_ERR_NOT_TWO_BONE:
+        return "the two-bone solver needs a chain of 2 bones (3 with an orientation goal)";
     case IK_ERR_DIMENSION: return "wrong dimension for this chain";
     case IK_ERR_ZERO_ROTATION: return "quaternion has zero length";
     case IK_ERR_POLE: return "pole must be a nonzero finite direction, on a 3D chain";
@@ -34,22 +37,31 @@ const char *ik_status_string(ik_status status)
     case IK_ERR_AXIS: return "axis must be a nonzero finite direction";
     case IK_ERR_CONE: return "half angle must be in [0, pi]";
     case IK_ERR_RANGE: return "number out of range (magnitude above 1e300)";
+    case IK_ERR_ANGLE_TOLERANCE: return "angle_tolerance must be a finite number >= 0";
+    case IK_ERR_MAX_TURN: return "max_turn must be a number > 0 (math.huge: no limit)";
+    case IK_ERR_EFFECTOR_WEIGHT: return "effector_weight must be a finite number >= 0";
+    case IK_ERR_NO_TARGET: return "no target: give one, or set_target first";
+    case IK_ERR_ATTACHED: return "the chain is attached to a parent (detach it first)";
+    case IK_ERR_CYCLE: return "attaching would make the chain its own ancestor";
+    case IK_ERR_NOT_A_TREE: return "the chains do not form one tree";
+    case IK_ERR_RIG_CHANGED: return "the rig's chains were attached or detached since it was made";
+    case IK_ERR_RIG_SOLVER: return "a rig's solver must be 'fabrik' or 'relax'";
     }
     return "unknown status";
 }
 
-static const char *const solver_names[] = {"fabrik", "ccd", "relax", "two_bone"};
+static const char *const solver_names[] = {"fabrik", "ccd", "relax", "two_bone", "aim"};
 
 const char *ik_solver_name(ik_solver solver)
 {
-    if ((int)solver < 0 || (int)solver > (int)IK_SOLVER_TWO_BONE) return NULL;
+    if ((int)solver < 0 || (int)solver > (int)IK_SOLVER_AIM) return NULL;
     return solver_names[solver];
 }
 
 ik_status ik_solver_parse(const char *name, ik_solver *out)
 {
     int i;
-    for (i = 0; name && i <= (int)IK_SOLVER_TWO_BONE; i++) {
+    for (i = 0; name && i <= (int)IK_SOLVER_AIM; i++) {
         if (strcmp(name, solver_names[i]) == 0) {
             *out = (ik_solver)i;
             return IK_OK;
@@ -65,6 +77,7 @@ ik_settings ik_default_settings(void)
     s.solver = IK_SOLVER_FABRIK;
     s.iterations = IK_DEFAULT_ITERATIONS;
     s.tolerance = IK_DEFAULT_TOLERANCE;
+    s.angle_tolerance = IK_DEFAULT_ANGLE_TOLERANCE;
     s.greed = IK_DEFAULT_GREED;
     s.greed_ramp = IK_DEFAULT_GREED_RAMP;
     s.bend = IK_DEFAULT_BEND;
@@ -73,18 +86,25 @@ ik_settings ik_default_settings(void)
     s.mix = IK_DEFAULT_MIX;
     s.softness = IK_DEFAULT_SOFTNESS;
     s.stretch = IK_DEFAULT_STRETCH;
+    s.max_turn = INFINITY;
+    s.effector_weight = IK_DEFAULT_EFFECTOR_WEIGHT;
     return s;
 }
+
+static int finite_at_least_zero(ik_real v) { return isfinite(v) && v >= 0; }
 
 ik_status ik_settings_validate(const ik_settings *s)
 {
     if (s->iterations < 1) return IK_ERR_ITERATIONS;
-    if (!(isfinite(s->tolerance) && s->tolerance >= 0)) return IK_ERR_TOLERANCE;
+    if (!finite_at_least_zero(s->tolerance)) return IK_ERR_TOLERANCE;
+    if (!finite_at_least_zero(s->angle_tolerance)) return IK_ERR_ANGLE_TOLERANCE;
     if (!(isfinite(s->greed) && s->greed > 0 && s->greed <= 1)) return IK_ERR_GREED;
     if (s->bend != 1 && s->bend != -1) return IK_ERR_BEND;
     if (ik_solver_name(s->solver) == NULL) return IK_ERR_SOLVER;
     if (!(isfinite(s->mix) && s->mix >= 0 && s->mix <= 1)) return IK_ERR_MIX;
-    if (!(isfinite(s->softness) && s->softness >= 0)) return IK_ERR_SOFTNESS;
+    if (!finite_at_least_zero(s->softness)) return IK_ERR_SOFTNESS;
+    if (!(s->max_turn > 0)) return IK_ERR_MAX_TURN; /* NaN fails too; infinity is "off" */
+    if (!finite_at_least_zero(s->effector_weight)) return IK_ERR_EFFECTOR_WEIGHT;
     if (s->use_pole) {
         ik_vec3 p = ik_v3(s->pole[0], s->pole[1], s->pole[2]);
         if (!isfinite(p.x) || !isfinite(p.y) || !isfinite(p.z)) return IK_ERR_POLE;
@@ -93,35 +113,59 @@ ik_status ik_settings_validate(const ik_settings *s)
     return IK_OK;
 }
 
-/* ---- construction ---- */
+/* ---- the block ---- */
 
 /* The header rounded up so the arrays after it are aligned for any scalar. */
 #define HEADER_SIZE ((sizeof(struct ik_chain) + 15u) / 16u * 16u)
 
 /*
- * Bytes a chain of n bones needs past the header, as per_bone * n + extra. Both: length,
- * weight (n + 1), dir, joint (n + 1) and work (n + 1) as vec3, a limit. 2D adds turn and
- * prev_turn (2 each), angle and prev_angle; 3D adds rot, wrot and prev_rot as quaternions.
+ * Numbers a chain of n bones keeps past the header, as per_bone * n + extra. Both: length,
+ * weight (n + 1), joint, dir and work (dim each; joint and work n + 1), and a limit. 2D adds
+ * turn and prev_turn (2 each), angle and prev_angle; 3D adds rot, wrot and prev_rot (4 each).
  */
-static size_t bytes_per_bone(int dim)
-{
-    return (dim == 2 ? 1 + 1 + 9 + 6 : 1 + 1 + 9 + 12) * sizeof(ik_real) + sizeof(ik_limit);
-}
-#define BYTES_EXTRA (7u * sizeof(ik_real))
+static size_t reals_per_bone(int dim) { return dim == 2 ? 1 + 1 + 2 * 3 + 6 : 1 + 1 + 3 * 3 + 12; }
+static size_t reals_extra(int dim) { return 1 + 2 * (size_t)dim; }
 
 static size_t chain_size(int dim, int n)
 {
-    size_t bones;
+    size_t per_bone = reals_per_bone(dim) * sizeof(ik_real) + sizeof(ik_limit);
+    size_t extra = reals_extra(dim) * sizeof(ik_real);
     if (n < 1) return 0;
     /* The range of coordinates needs it (ik.h); it also keeps 4 * (n + 1) within an int. */
     if (n > IK_MAX_BONES) return 0;
-    bones = (size_t)n;
-    if (bones > (SIZE_MAX - HEADER_SIZE - BYTES_EXTRA) / bytes_per_bone(dim)) return 0;
-    return HEADER_SIZE + bytes_per_bone(dim) * bones + BYTES_EXTRA;
+    if ((size_t)n > (SIZE_MAX - HEADER_SIZE - extra) / per_bone) return 0;
+    return HEADER_SIZE + per_bone * (size_t)n + extra;
 }
 
 size_t ik_chain2d_size(int n) { return chain_size(2, n); }
 size_t ik_chain3d_size(int n) { return chain_size(3, n); }
+
+/* Points the array pointers into the block after the header. */
+static void layout(ik_chain *c)
+{
+    size_t n = (size_t)c->n, dim = (size_t)c->dim;
+    ik_real *p;
+    /* The limits first: their struct's alignment is that of ik_real or less. */
+    c->limit = (ik_limit *)((unsigned char *)c + HEADER_SIZE);
+    p = (ik_real *)(c->limit + n);
+    c->length = p, p += n;
+    c->weight = p, p += n + 1;
+    c->joint = p, p += dim * (n + 1);
+    c->dir = p, p += dim * n;
+    c->work = p, p += dim * (n + 1);
+    c->turn = NULL, c->angle = NULL, c->prev_turn = NULL, c->prev_angle = NULL;
+    c->rot = NULL, c->wrot = NULL, c->prev_rot = NULL;
+    if (dim == 2) {
+        c->turn = (ik_vec2 *)p, p += 2 * n;
+        c->prev_turn = (ik_vec2 *)p, p += 2 * n;
+        c->angle = p, p += n;
+        c->prev_angle = p;
+    } else {
+        c->rot = (ik_quat *)p, p += 4 * n;
+        c->wrot = (ik_quat *)p, p += 4 * n;
+        c->prev_rot = (ik_quat *)p;
+    }
+}
 
 static ik_status check_lengths(int dim, int n, const ik_real *lengths)
 {
@@ -140,13 +184,13 @@ static ik_status chain_init(int dim, void *memory, size_t size, int n, const ik_
                             ik_chain **out)
 {
     ik_chain *c = (ik_chain *)memory;
-    ik_real *p;
     int i;
     ik_status st = check_lengths(dim, n, lengths);
     if (st != IK_OK) return st;
     if (memory == NULL || size < chain_size(dim, n)) return IK_ERR_TOO_LARGE;
 
-    memset(c, 0, HEADER_SIZE);
+    memset(c, 0, chain_size(dim, n));
+    c->magic = IK_CHAIN_MAGIC;
     c->n = n;
     c->dim = dim;
     c->settings = ik_default_settings();
@@ -154,35 +198,21 @@ static ik_status chain_init(int dim, void *memory, size_t size, int n, const ik_
     c->base_angle = 0;
     c->base_turn = ik_v2(1, 0);
     c->base_rot = ik_q_identity();
+    c->offset_turn = ik_v2(1, 0);
+    c->offset_rot = ik_q_identity();
+    c->target_turn = ik_v2(1, 0);
+    c->target_rot = ik_q_identity();
     c->scale = 1;
-    c->limited = 0;
-    /* The limits first: their struct's alignment is that of ik_real or less. */
-    c->limit = (ik_limit *)((unsigned char *)memory + HEADER_SIZE);
-    p = (ik_real *)(c->limit + n);
-    c->length = p, p += n;
-    c->weight = p, p += n + 1;
-    c->dir = (ik_vec3 *)p, p += 3 * n;
-    c->joint = (ik_vec3 *)p, p += 3 * (n + 1);
-    c->work = (ik_vec3 *)p, p += 3 * (n + 1);
-    if (dim == 2) {
-        c->turn = (ik_vec2 *)p, p += 2 * n;
-        c->prev_turn = (ik_vec2 *)p, p += 2 * n;
-        c->angle = p, p += n;
-        c->prev_angle = p;
-    } else {
-        c->rot = (ik_quat *)p, p += 4 * n;
-        c->wrot = (ik_quat *)p, p += 4 * n;
-        c->prev_rot = (ik_quat *)p;
-    }
-    memset(c->limit, 0, (size_t)n * sizeof(ik_limit));
+    layout(c);
     for (i = 0; i < n; i++) {
         c->length[i] = lengths[i] + 0.0; /* + 0.0 turns -0 into +0 */
         if (dim == 2) ik_chain_set_turn_angle(c, i, 0);
         else c->rot[i] = ik_q_identity();
     }
     for (i = 0; i <= n; i++) c->weight[i] = 1;
+    ik_chain_lengths_changed(c);
     c->stale_from = 0;
-    ik_chain_update(c);
+    ik_chain_fk(c);
     *out = c;
     return IK_OK;
 }
@@ -226,65 +256,290 @@ ik_chain *ik_chain3d_create(int n, const ik_real *lengths, ik_status *status)
 
 void ik_chain_destroy(ik_chain *chain) { free(chain); }
 
+ik_status ik_chain_copy(void *memory, size_t size, const ik_chain *from, ik_chain **out)
+{
+    size_t bytes = chain_size(from->dim, from->n);
+    ik_chain *c = (ik_chain *)memory;
+    if (memory == NULL || size < bytes) return IK_ERR_TOO_LARGE;
+    memcpy(c, from, bytes);
+    layout(c); /* the pointers, into the new block */
+    *out = c;
+    return IK_OK;
+}
+
 int ik_chain_count(const ik_chain *chain) { return chain->n; }
 int ik_chain_dim(const ik_chain *chain) { return chain->dim; }
+ik_real ik_chain_reach(const ik_chain *chain) { return chain->reach; }
+
+void ik_chain_lengths_changed(ik_chain *c)
+{
+    ik_real total = 0, longest = 0;
+    int i;
+    for (i = 0; i < c->n; i++) {
+        total += c->length[i];
+        if (c->length[i] > longest) longest = c->length[i];
+    }
+    c->reach = total;
+    c->longest = longest;
+    /* A stretched bone stays within the range of ik.h, so no joint can overflow. */
+    if (longest * c->scale > IK_MAX_COORD) {
+        c->scale = IK_MAX_COORD / longest;
+        ik_chain_mark_stale(c, 0);
+    }
+}
 
 /* ---- forward kinematics ---- */
 
-void ik_chain_update(ik_chain *c)
+/*
+ * World data of bone i and joint i + 1 from bone i - 1's (or the base's). The world turn or
+ * rotation is the parent's times the local one. Rounding would grow along a long chain (|w|
+ * off by 1e-9 after 100,000 bones), so each is pulled back to unit length to first order,
+ * (3 - |w|^2) / 2, which needs no square root.
+ */
+void ik_chain_fk_bone(ik_chain *c, int i)
+{
+    ik_real step = c->length[i] * c->scale;
+    if (c->dim == 2) {
+        ik_vec2 parent = i == 0 ? c->base_turn : ik_dir2(c, i - 1);
+        ik_vec2 world = ik_v2_renorm(ik_v2_rotate(c->turn[i], parent));
+        ik_vec2 joint = ik_joint2(c, i);
+        ik_v2_store(ik_dir(c, i), world);
+        ik_v2_store(ik_joint(c, i + 1), ik_v2_add(joint, ik_v2_scale(world, step)));
+    } else {
+        ik_quat parent = i == 0 ? c->base_rot : c->wrot[i - 1];
+        ik_quat w = ik_q_mul(parent, c->rot[i]);
+        ik_real k = (3 - (w.w * w.w + w.x * w.x + w.y * w.y + w.z * w.z)) / 2;
+        ik_vec3 dir;
+        c->wrot[i] = ik_q(w.w * k, w.x * k, w.y * k, w.z * k);
+        dir = ik_q_x_axis(c->wrot[i]);
+        ik_v3_store(ik_dir(c, i), dir);
+        ik_v3_store(ik_joint(c, i + 1), ik_v3_add(ik_joint3(c, i), ik_v3_scale(dir, step)));
+    }
+}
+
+void ik_chain_fk(ik_chain *c)
 {
     int i = c->stale_from;
-    if (i >= c->n) return;
-    if (i == 0) c->joint[0] = c->base;
-    for (; i < c->n; i++) {
-        /*
-         * The world turn or rotation is the parent's times the local one. Rounding would grow
-         * along a long chain (|w| off by 1e-9 after 100,000 bones), so each is pulled back to
-         * unit length to first order, (3 - |w|^2) / 2, which needs no square root.
-         */
-        if (c->dim == 2) {
-            ik_vec2 parent = i == 0 ? c->base_turn : ik_v2(c->dir[i - 1].x, c->dir[i - 1].y);
-            ik_vec2 world = ik_v2_rotate(c->turn[i], parent);
-            world = ik_v2_scale(world, (3 - ik_v2_dot(world, world)) / 2);
-            c->dir[i] = ik_v3(world.x, world.y, 0);
-        } else {
-            ik_quat parent = i == 0 ? c->base_rot : c->wrot[i - 1];
-            ik_quat w = ik_q_mul(parent, c->rot[i]);
-            ik_real k = (3 - (w.w * w.w + w.x * w.x + w.y * w.y + w.z * w.z)) / 2;
-            c->wrot[i] = ik_q(w.w * k, w.x * k, w.y * k, w.z * k);
-            c->dir[i] = ik_q_x_axis(c->wrot[i]);
-        }
-        c->joint[i + 1] = ik_v3_add(c->joint[i], ik_v3_scale(c->dir[i], c->length[i] * c->scale));
+    if (c->pose_behind || i >= c->n) return;
+    if (i == 0) {
+        ik_real *p = ik_joint(c, 0);
+        p[0] = c->base.x, p[1] = c->base.y;
+        if (c->dim == 3) p[2] = c->base.z;
     }
+    for (; i < c->n; i++) ik_chain_fk_bone(c, i);
     c->stale_from = c->n;
 }
 
-static void mark_stale(ik_chain *c, int bone)
+/* ---- the pose derived from the joints ---- */
+
+ik_vec2 ik_chain_derive_dir2(const ik_chain *c, int i)
 {
-    if (bone < c->stale_from) c->stale_from = bone;
+    ik_vec2 before = ik_dir2(c, i);
+    if (!(c->length[i] > 0)) return before;
+    return ik_v2_normalize_or(ik_v2_sub(ik_joint2(c, i + 1), ik_joint2(c, i)), before);
 }
 
-void ik_chain_apply_points(ik_chain *c, const ik_vec3 *points)
+static ik_vec3 derive_dir3(const ik_chain *c, int i)
 {
-    ik_aim parent = ik_aim_start(c);
+    ik_vec3 before = ik_dir3(c, i);
+    if (!(c->length[i] > 0)) return before;
+    return ik_v3_normalize_or(ik_v3_sub(ik_joint3(c, i + 1), ik_joint3(c, i)), before);
+}
+
+ik_vec2 ik_chain_derive_turn(const ik_chain *c, int i)
+{
+    ik_vec2 parent = i == 0 ? c->base_turn : ik_chain_derive_dir2(c, i - 1);
+    return ik_v2_renorm(ik_v2_unrotate(ik_chain_derive_dir2(c, i), parent));
+}
+
+ik_quat ik_chain_derive_wrot(const ik_chain *c, int i)
+{
+    return ik_q_normalize(ik_q_mul(ik_q_from_to(ik_dir3(c, i), derive_dir3(c, i)), c->wrot[i]));
+}
+
+ik_real ik_chain_local_angle(const ik_chain *c, int i)
+{
+    ik_vec2 t;
+    if (!c->pose_behind) return ik_turn_angle(c, i);
+    t = ik_chain_derive_turn(c, i);
+    return atan2(t.y, t.x);
+}
+
+ik_real ik_chain_world_angle_of(const ik_chain *c, int i)
+{
+    ik_vec2 d = c->pose_behind ? ik_chain_derive_dir2(c, i) : ik_dir2(c, i);
+    return atan2(d.y, d.x);
+}
+
+ik_quat ik_chain_world_rot(const ik_chain *c, int i)
+{
+    return c->pose_behind ? ik_chain_derive_wrot(c, i) : c->wrot[i];
+}
+
+ik_quat ik_chain_local_rot(const ik_chain *c, int i)
+{
+    ik_quat parent;
+    if (!c->pose_behind) return c->rot[i];
+    parent = i == 0 ? c->base_rot : ik_chain_derive_wrot(c, i - 1);
+    return ik_q_normalize(ik_q_mul(ik_q_conj(parent), ik_chain_derive_wrot(c, i)));
+}
+
+void ik_chain_settle(ik_chain *c)
+{
     int i;
-    for (i = 0; i < c->n; i++) {
-        /* A zero-length bone, or a segment with no direction, keeps its world orientation. */
-        ik_vec3 dir = c->length[i] > 0
-                          ? ik_v3_normalize_or(ik_v3_sub(points[i + 1], points[i]), c->dir[i])
-                          : c->dir[i];
-        ik_aim_bone(c, i, dir, &parent);
+    if (!c->pose_behind) return;
+    if (c->dim == 2) {
+        /* Every turn first: they read the directions before, which are then replaced. */
+        for (i = 0; i < c->n; i++) {
+            c->turn[i] = ik_chain_derive_turn(c, i);
+            c->angle[i] = IK_ANGLE_UNKNOWN;
+        }
+        for (i = c->n - 1; i >= 0; i--) ik_v2_store(ik_dir(c, i), ik_chain_derive_dir2(c, i));
+    } else {
+        ik_quat parent = c->base_rot;
+        for (i = 0; i < c->n; i++) {
+            /* derive_wrot(i) reads bone i's arrays only, so bone i - 1's may be replaced. */
+            ik_quat world = ik_chain_derive_wrot(c, i);
+            c->rot[i] = ik_q_normalize(ik_q_mul(ik_q_conj(parent), world));
+            c->wrot[i] = world;
+            ik_v3_store(ik_dir(c, i), ik_q_x_axis(world));
+            parent = world;
+        }
     }
-    mark_stale(c, 0);
-    ik_chain_update(c);
+    c->pose_behind = 0;
+    c->stale_from = c->n;
 }
 
-void ik_chain_finish(ik_chain *c, ik_vec3 target, int iterations, ik_result *out)
+/* ---- attachment ---- */
+
+ik_vec2 ik_chain_frame2(const ik_chain *c, int j)
 {
-    ik_chain_update(c);
-    out->distance = ik_chain_tip_distance(c, target);
-    out->reached = out->distance <= c->settings.tolerance;
-    out->iterations = iterations;
+    if (j == 0) return c->base_turn;
+    return c->pose_behind ? ik_chain_derive_dir2(c, j - 1) : ik_dir2(c, j - 1);
+}
+
+ik_quat ik_chain_frame3(const ik_chain *c, int j)
+{
+    return j == 0 ? c->base_rot : ik_chain_world_rot(c, j - 1);
+}
+
+/*
+ * Puts c's base where its parent's joint now is. When it moved, the local pose is made the
+ * truth first (against the old base), so the chain is carried rigidly.
+ */
+static void rebase(ik_chain *c)
+{
+    ik_chain *p = c->parent;
+    int j = c->parent_joint;
+    ik_vec3 at;
+    ik_chain_fk(p);
+    at = ik_joint_v3(p, j);
+    if (c->dim == 2) {
+        ik_vec2 turn = ik_v2_renorm(ik_v2_rotate(c->offset_turn, ik_chain_frame2(p, j)));
+        if (at.x != c->base.x || at.y != c->base.y || turn.x != c->base_turn.x ||
+            turn.y != c->base_turn.y) {
+            ik_chain_settle(c);
+            c->base = at;
+            c->base_turn = turn;
+            c->stale_from = 0;
+            ik_chain_changed(c);
+        }
+    } else {
+        ik_quat rot = ik_q_normalize(ik_q_mul(ik_chain_frame3(p, j), c->offset_rot));
+        if (memcmp(&at, &c->base, sizeof at) != 0 || memcmp(&rot, &c->base_rot, sizeof rot) != 0) {
+            ik_chain_settle(c);
+            c->base = at;
+            c->base_rot = rot;
+            c->stale_from = 0;
+            ik_chain_changed(c);
+        }
+    }
+    c->parent_seen = p->version;
+}
+
+/*
+ * Brings the bases up to date from the root of c's tree down: each round rebases the
+ * highest chain on the way up whose parent changed since it last looked, until none did.
+ * No recursion, so any depth of attachment is safe.
+ */
+void ik_chain_follow(ik_chain *c)
+{
+    for (;;) {
+        ik_chain *x, *top = NULL;
+        for (x = c; x->parent; x = x->parent)
+            if (x->parent->version != x->parent_seen) top = x;
+        if (top == NULL) return;
+        rebase(top);
+    }
+}
+
+void ik_chain_update(ik_chain *c)
+{
+    ik_chain_follow(c);
+    ik_chain_fk(c);
+}
+
+static ik_status attach(ik_chain *child, ik_chain *parent, int joint)
+{
+    ik_chain *x;
+    if (child->dim != parent->dim) return IK_ERR_DIMENSION;
+    if (joint < 0 || joint > parent->n) return IK_ERR_INDEX;
+    if (child->parent) return IK_ERR_ATTACHED;
+    for (x = parent; x; x = x->parent)
+        if (x == child) return IK_ERR_CYCLE;
+    return IK_OK;
+}
+
+static void link(ik_chain *child, ik_chain *parent, int joint)
+{
+    ik_chain_follow(parent);
+    child->parent = parent;
+    child->parent_joint = joint;
+    rebase(child);
+    ik_chain_changed(child); /* its base is no longer its own */
+}
+
+ik_status ik_chain2d_attach(ik_chain *child, ik_chain *parent, int joint, ik_real angle)
+{
+    ik_status st = child->dim != 2 ? IK_ERR_DIMENSION : attach(child, parent, joint);
+    if (st != IK_OK) return st;
+    if (!isfinite(angle)) return IK_ERR_NOT_FINITE;
+    child->offset_angle = ik_wrap_angle(angle);
+    child->offset_turn = ik_v2(cos(angle), sin(angle));
+    link(child, parent, joint);
+    return IK_OK;
+}
+
+static ik_status quat_in(const ik_real in[4], ik_quat *q);
+
+ik_status ik_chain3d_attach(ik_chain *child, ik_chain *parent, int joint,
+                            const ik_real *rotation)
+{
+    ik_quat q = ik_q_identity();
+    ik_status st = child->dim != 3 ? IK_ERR_DIMENSION : attach(child, parent, joint);
+    if (st != IK_OK) return st;
+    if (rotation) {
+        st = quat_in(rotation, &q);
+        if (st != IK_OK) return st;
+    }
+    child->offset_rot = q;
+    link(child, parent, joint);
+    return IK_OK;
+}
+
+void ik_chain_detach(ik_chain *c)
+{
+    if (c->parent == NULL) return;
+    ik_chain_follow(c);
+    c->parent = NULL;
+    if (c->dim == 2) c->base_angle = atan2(c->base_turn.y, c->base_turn.x);
+    ik_chain_changed(c);
+}
+
+ik_chain *ik_chain_parent(const ik_chain *c, int *joint)
+{
+    if (joint) *joint = c->parent ? c->parent_joint : 0;
+    return c->parent;
 }
 
 /* ---- getters and setters ---- */
@@ -292,7 +547,7 @@ void ik_chain_finish(ik_chain *c, ik_vec3 target, int iterations, ik_result *out
 const ik_real *ik_chain_positions(ik_chain *c)
 {
     ik_chain_update(c);
-    return &c->joint[0].x;
+    return c->joint;
 }
 
 #define CHECK_BONE(c, i) \
@@ -310,14 +565,23 @@ static int all_finite(const ik_real *v, int count)
     return 1;
 }
 
-/* count coordinates: finite, and within the range of ik.h. */
 ik_status ik_check_coords(const ik_real *v, int count)
 {
     int i;
-    if (!all_finite(v, count)) return IK_ERR_NOT_FINITE;
+    /* One quiet comparison each on the way through: NaN and the infinities fail it too. */
     for (i = 0; i < count; i++)
-        if (fabs(v[i]) > IK_MAX_COORD) return IK_ERR_RANGE;
+        if (!islessequal(fabs(v[i]), IK_MAX_COORD))
+            return all_finite(v, count) ? IK_ERR_RANGE : IK_ERR_NOT_FINITE;
     return IK_OK;
+}
+/* A change of bone `bone` onwards: the pose becomes the truth, and the world data after it
+   goes stale. */
+static void pose_changes(ik_chain *c, int bone)
+{
+    ik_chain_follow(c);
+    ik_chain_settle(c);
+    ik_chain_mark_stale(c, bone);
+    ik_chain_changed(c);
 }
 
 ik_status ik_chain_length(const ik_chain *c, int bone, ik_real *out)
@@ -333,8 +597,9 @@ ik_status ik_chain_set_length(ik_chain *c, int bone, ik_real length)
     if (!isfinite(length)) return IK_ERR_NOT_FINITE;
     if (length < 0) return IK_ERR_NEGATIVE;
     if (length > IK_MAX_COORD) return IK_ERR_RANGE;
+    pose_changes(c, bone);
     c->length[bone] = length + 0.0;
-    mark_stale(c, bone);
+    ik_chain_lengths_changed(c);
     return IK_OK;
 }
 
@@ -354,12 +619,13 @@ ik_status ik_chain_set_weight(ik_chain *c, int joint, ik_real weight)
     return IK_OK;
 }
 
-ik_status ik_chain2d_base(const ik_chain *c, ik_real *x, ik_real *y, ik_real *angle)
+ik_status ik_chain2d_base(ik_chain *c, ik_real *x, ik_real *y, ik_real *angle)
 {
     CHECK_DIM(c, 2);
+    ik_chain_follow(c);
     *x = c->base.x;
     *y = c->base.y;
-    *angle = c->base_angle;
+    *angle = c->parent ? atan2(c->base_turn.y, c->base_turn.x) : c->base_angle;
     return IK_OK;
 }
 
@@ -372,18 +638,20 @@ ik_status ik_chain2d_set_base(ik_chain *c, ik_real x, ik_real y, ik_real angle)
     st = ik_check_coords(position, 2);
     if (st != IK_OK) return st;
     if (!isfinite(angle)) return IK_ERR_NOT_FINITE;
-    c->base = ik_v3(x, y, 0);
+    if (c->parent) return IK_ERR_ATTACHED;
+    pose_changes(c, 0);
+    c->base = ik_v3(x + 0.0, y + 0.0, 0);
     c->base_angle = ik_wrap_angle(angle);
     c->base_turn = ik_v2(cos(angle), sin(angle));
-    mark_stale(c, 0);
     return IK_OK;
 }
 
-ik_status ik_chain2d_angle(const ik_chain *c, int bone, ik_real *out)
+ik_status ik_chain2d_angle(ik_chain *c, int bone, ik_real *out)
 {
     CHECK_DIM(c, 2);
     CHECK_BONE(c, bone);
-    *out = ik_chain_angle(c, bone);
+    ik_chain_follow(c);
+    *out = ik_chain_local_angle(c, bone);
     return IK_OK;
 }
 
@@ -392,8 +660,8 @@ ik_status ik_chain2d_set_angle(ik_chain *c, int bone, ik_real angle)
     CHECK_DIM(c, 2);
     CHECK_BONE(c, bone);
     if (!isfinite(angle)) return IK_ERR_NOT_FINITE;
+    pose_changes(c, bone);
     ik_chain_set_turn_angle(c, bone, angle);
-    mark_stale(c, bone);
     return IK_OK;
 }
 
@@ -402,7 +670,7 @@ ik_status ik_chain2d_world_angle(ik_chain *c, int bone, ik_real *out)
     CHECK_DIM(c, 2);
     CHECK_BONE(c, bone);
     ik_chain_update(c);
-    *out = atan2(c->dir[bone].y, c->dir[bone].x);
+    *out = ik_chain_world_angle_of(c, bone);
     return IK_OK;
 }
 
@@ -423,9 +691,10 @@ static ik_status quat_in(const ik_real in[4], ik_quat *q)
     return IK_OK;
 }
 
-ik_status ik_chain3d_base(const ik_chain *c, ik_real position[3], ik_real rotation[4])
+ik_status ik_chain3d_base(ik_chain *c, ik_real position[3], ik_real rotation[4])
 {
     CHECK_DIM(c, 3);
+    ik_chain_follow(c);
     position[0] = c->base.x, position[1] = c->base.y, position[2] = c->base.z;
     quat_out(c->base_rot, rotation);
     return IK_OK;
@@ -442,17 +711,19 @@ ik_status ik_chain3d_set_base(ik_chain *c, const ik_real position[3], const ik_r
         st = quat_in(rotation, &q);
         if (st != IK_OK) return st;
     }
-    c->base = ik_v3(position[0], position[1], position[2]);
+    if (c->parent) return IK_ERR_ATTACHED;
+    pose_changes(c, 0);
+    c->base = ik_v3(position[0] + 0.0, position[1] + 0.0, position[2] + 0.0);
     c->base_rot = q;
-    mark_stale(c, 0);
     return IK_OK;
 }
 
-ik_status ik_chain3d_rotation(const ik_chain *c, int bone, ik_real out[4])
+ik_status ik_chain3d_rotation(ik_chain *c, int bone, ik_real out[4])
 {
     CHECK_DIM(c, 3);
     CHECK_BONE(c, bone);
-    quat_out(c->rot[bone], out);
+    ik_chain_follow(c);
+    quat_out(ik_chain_local_rot(c, bone), out);
     return IK_OK;
 }
 
@@ -464,8 +735,8 @@ ik_status ik_chain3d_set_rotation(ik_chain *c, int bone, const ik_real rotation[
     CHECK_BONE(c, bone);
     st = quat_in(rotation, &q);
     if (st != IK_OK) return st;
+    pose_changes(c, bone);
     c->rot[bone] = q;
-    mark_stale(c, bone);
     return IK_OK;
 }
 
@@ -474,7 +745,7 @@ ik_status ik_chain3d_world_rotation(ik_chain *c, int bone, ik_real out[4])
     CHECK_DIM(c, 3);
     CHECK_BONE(c, bone);
     ik_chain_update(c);
-    quat_out(c->wrot[bone], out);
+    quat_out(ik_chain_world_rot(c, bone), out);
     return IK_OK;
 }
 
@@ -488,12 +759,89 @@ ik_status ik_chain_configure(ik_chain *c, const ik_settings *settings)
 {
     ik_status st = ik_settings_validate(settings);
     if (st != IK_OK) return st;
-    if (settings->solver == IK_SOLVER_TWO_BONE && c->n != 2) return IK_ERR_NOT_TWO_BONE;
+    if (settings->solver == IK_SOLVER_TWO_BONE && c->n != 2 && c->n != 3) return IK_ERR_NOT_TWO_BONE;
     if (settings->use_pole && c->dim != 3) return IK_ERR_POLE;
     c->settings = *settings;
     c->settings.greed_ramp = settings->greed_ramp != 0;
     c->settings.use_pole = settings->use_pole != 0;
     c->settings.escape = settings->escape != 0;
     c->settings.stretch = settings->stretch != 0;
+    c->settings.tolerance += 0.0; /* -0 is kept as +0 */
+    c->settings.angle_tolerance += 0.0;
+    c->settings.softness += 0.0;
+    c->settings.mix += 0.0;
+    c->settings.effector_weight += 0.0;
+    if (c->settings.use_pole) {
+        /* Normalised once, so no solve multiplies a pole near 1e308 (ik_v3_normalize_or
+           rescales first, so this itself cannot overflow). */
+        ik_vec3 p = ik_v3_normalize_or(ik_v3(settings->pole[0], settings->pole[1], settings->pole[2]),
+                                       ik_v3(0, 1, 0));
+        c->settings.pole[0] = p.x, c->settings.pole[1] = p.y, c->settings.pole[2] = p.z;
+    }
     return IK_OK;
+}
+
+/* ---- goals ---- */
+
+ik_status ik_chain_set_target(ik_chain *c, const ik_real *target)
+{
+    ik_status st = ik_check_coords(target, c->dim);
+    if (st != IK_OK) return st;
+    c->target = ik_v3(target[0] + 0.0, target[1] + 0.0, c->dim == 3 ? target[2] + 0.0 : 0);
+    c->has_target = 1;
+    return IK_OK;
+}
+
+ik_status ik_chain_target(const ik_chain *c, ik_real *out, int *has)
+{
+    *has = c->has_target;
+    if (c->has_target) {
+        out[0] = c->target.x, out[1] = c->target.y;
+        if (c->dim == 3) out[2] = c->target.z;
+    }
+    return IK_OK;
+}
+
+ik_status ik_chain2d_set_target_angle(ik_chain *c, ik_real angle)
+{
+    CHECK_DIM(c, 2);
+    if (!isfinite(angle)) return IK_ERR_NOT_FINITE;
+    c->target_angle = ik_wrap_angle(angle);
+    c->target_turn = ik_v2(cos(angle), sin(angle));
+    c->has_orientation = 1;
+    return IK_OK;
+}
+
+ik_status ik_chain2d_target_angle(const ik_chain *c, ik_real *out, int *has)
+{
+    CHECK_DIM(c, 2);
+    *has = c->has_orientation;
+    if (c->has_orientation) *out = c->target_angle;
+    return IK_OK;
+}
+
+ik_status ik_chain3d_set_target_rotation(ik_chain *c, const ik_real rotation[4])
+{
+    ik_quat q;
+    ik_status st;
+    CHECK_DIM(c, 3);
+    st = quat_in(rotation, &q);
+    if (st != IK_OK) return st;
+    c->target_rot = q;
+    c->has_orientation = 1;
+    return IK_OK;
+}
+
+ik_status ik_chain3d_target_rotation(const ik_chain *c, ik_real out[4], int *has)
+{
+    CHECK_DIM(c, 3);
+    *has = c->has_orientation;
+    if (c->has_orientation) quat_out(c->target_rot, out);
+    return IK_OK;
+}
+
+void ik_chain_clear_target(ik_chain *c)
+{
+    c->has_target = 0;
+    c->has_orientation = 0;
 }

@@ -1,13 +1,31 @@
 /*
- * chain.h - the chain's layout and the helpers the solvers share (private to the core).
+ * chain.h - the chain's layout and the internal interface of the core's layers (private).
  *
- * A chain is one block: this header followed by its arrays. The local pose is the truth
- * (2D: unit complex numbers (cos, sin); 3D: unit quaternions), so bone lengths are exact by
- * construction and forward kinematics needs no trigonometry. World data (joint positions,
- * bone directions, 3D world rotations) is a cache of forward kinematics: setters mark it
- * stale from the first changed bone and ik_chain_update() refreshes it. 2D angles are
- * derived (atan2) when asked for, except that an angle given to set_angle is kept exactly. World positions and directions are ik_vec3 in both
- * dimensions (z = 0 in 2D), so the position-based solvers run one loop for both.
+ * The core reads bottom-up; each section below belongs to one file, and a file only calls
+ * the sections above its own:
+ *   ik_math.h    vectors, complex numbers (2D turns), quaternions
+ *   chain.c      the chain: layout, settings, pose, forward kinematics, attachment
+ *   limits.c     joint limits, and posing a bone along a direction within them
+ *   sweep.c      one CCD sweep: the CCD solver's iteration, and the escape's last resort
+ *   escape.c     progress of an iterative solve: lock-ups (the escape) and stalls
+ *   two_bone.c fabrik.c ccd.c relax.c aim.c   the solvers, one file each
+ *   solve.c      the dispatcher: goals, stretch, softness, mix, max_turn, solve_many
+ *   rig.c        several chains solved together
+ *   ik_lua.c     the Lua binding (the only file that includes lua.h)
+ *
+ * A chain is one block: this header followed by its arrays. Two things can be the truth
+ * about where the bones are:
+ *   - the local pose (2D: unit complex numbers (cos, sin) with the exact angle when one was
+ *     set; 3D: unit quaternions), from which forward kinematics (ik_chain_update) derives
+ *     the world data: joint positions, bone directions, 3D world rotations. Setters mark it
+ *     stale from the first changed bone;
+ *   - or the joint positions themselves, after a position-based solve (FABRIK, relaxation):
+ *     the solve leaves its points as they are (pose_behind), and the local pose is derived
+ *     from them when it is read (ik_chain_derive_*, pure) or needed by a change
+ *     (ik_chain_settle). The world directions (and 3D world rotations) then still hold
+ *     the pose before that solve: zero-length bones keep that direction, and 3D bones turn
+ *     from it by the smallest rotation (which keeps their twist).
+ * Either way joint positions are dim numbers each (2D chains carry no z).
  */
 #ifndef IK_CHAIN_H
 #define IK_CHAIN_H
@@ -31,30 +49,56 @@ typedef struct ik_limit {
     ik_real twist_min, twist_max;
 } ik_limit;
 
+/* "ikch": the first word of every chain, checked by the binding against type confusion. */
+#define IK_CHAIN_MAGIC 0x696b6368u
+
 struct ik_chain {
-    int n;          /* bones */
-    int dim;        /* 2 or 3 */
-    int stale_from; /* first bone whose world data is out of date; n when all fresh */
+    unsigned magic;
+    int n;           /* bones */
+    int dim;         /* 2 or 3 */
+    int stale_from;  /* first bone whose world data is out of date; n when all fresh */
+    int pose_behind; /* the joints moved in a solve; the local pose is derived from them */
+    int limited;     /* how many bones have limits: 0 takes the solvers' fast paths */
+    int kicked;      /* the escape bent the chain during the current solve */
     ik_settings settings;
-    int limited;    /* how many bones have limits: 0 takes the solvers' fast paths */
-    int kicked;     /* the escape bent the chain during the current solve */
-    ik_real scale;  /* stretch factor: world bone length = length * scale */
-    ik_vec3 base;       /* world position of joint 0 (z = 0 in 2D) */
+    ik_real scale;     /* stretch factor: world bone length = length * scale */
+    ik_real reach;     /* the sum of the lengths */
+    ik_real longest;   /* the longest bone */
+
+    /* The base: the world frame of joint 0 (for an attached chain, derived from the parent). */
+    ik_vec3 base;       /* z = 0 in 2D */
     ik_real base_angle; /* 2D: world angle of the base frame, wrapped */
     ik_vec2 base_turn;  /* 2D: (cos, sin) of base_angle */
     ik_quat base_rot;   /* 3D: world rotation of the base frame */
+
+    /* Attachment (see ik_chain_follow). */
+    ik_chain *parent;   /* NULL for a free chain */
+    int parent_joint;   /* the parent's joint the base follows, 0..parent->n */
+    ik_real offset_angle;  /* 2D: the base frame's turn from the parent bone's frame */
+    ik_vec2 offset_turn;
+    ik_quat offset_rot;    /* 3D */
+    unsigned long long version;     /* counts changes of this chain's world data */
+    unsigned long long parent_seen; /* the parent's version the base was derived from */
+
+    /* Goals kept on the chain. */
+    int has_target, has_orientation;
+    ik_vec3 target;        /* z = 0 in 2D */
+    ik_real target_angle;  /* 2D, wrapped */
+    ik_vec2 target_turn;   /* 2D: (cos, sin) of target_angle */
+    ik_quat target_rot;    /* 3D */
+
     ik_real *length;    /* [n] */
-    ik_real *weight;    /* [n + 1] relaxation weight per joint */
+    ik_real *weight;    /* [n + 1] relaxation weight per joint, aim weight per bone */
+    ik_real *joint;     /* [(n + 1) * dim] world positions */
+    ik_real *dir;       /* [n * dim] world unit direction of each bone */
+    ik_real *work;      /* [(n + 1) * dim] scratch points for the solvers */
     ik_vec2 *turn;      /* 2D [n]: (cos, sin) of bone i's local angle: the 2D pose */
     ik_real *angle;     /* 2D [n]: bone i's local angle, wrapped, when known exactly (the
-                           value set_angle was given); IK_ANGLE_UNKNOWN after a solve turned
-                           the bone: ik_chain_angle then derives it from turn */
+                           value set_angle was given); IK_ANGLE_UNKNOWN once a solve turned
+                           the bone: it is then derived from turn */
     ik_quat *rot;       /* 3D [n]: local rotation of bone i relative to its parent */
     ik_quat *wrot;      /* 3D [n]: world rotation of bone i */
-    ik_vec3 *dir;       /* [n] world unit direction of bone i */
-    ik_vec3 *joint;     /* [n + 1] world positions */
-    ik_vec3 *work;      /* [n + 1] scratch points for the solvers */
-    ik_vec2 *prev_turn;  /* 2D [n]: the local pose before the solve, for mix */
+    ik_vec2 *prev_turn;  /* 2D [n]: the local pose before the solve, for mix and max_turn */
     ik_real *prev_angle; /* 2D [n] */
     ik_quat *prev_rot;   /* 3D [n] */
     ik_limit *limit;     /* [n] */
@@ -63,37 +107,99 @@ struct ik_chain {
 /* The marker of an angle that must be derived from its turn (see struct ik_chain). */
 #define IK_ANGLE_UNKNOWN NAN
 
-/* Bone i's local angle (2D), wrapped: the exact one set_angle was given, or atan2. */
-static inline ik_real ik_chain_angle(const ik_chain *chain, int i)
+/* ---- chain.c ---- */
+
+static inline ik_real *ik_joint(const ik_chain *c, int i) { return c->joint + (size_t)i * (size_t)c->dim; }
+static inline ik_real *ik_dir(const ik_chain *c, int i) { return c->dir + (size_t)i * (size_t)c->dim; }
+static inline ik_vec2 ik_joint2(const ik_chain *c, int i) { return ik_v2_load(c->joint + 2 * (size_t)i); }
+static inline ik_vec3 ik_joint3(const ik_chain *c, int i) { return ik_v3_load(c->joint + 3 * (size_t)i); }
+static inline ik_vec2 ik_dir2(const ik_chain *c, int i) { return ik_v2_load(c->dir + 2 * (size_t)i); }
+static inline ik_vec3 ik_dir3(const ik_chain *c, int i) { return ik_v3_load(c->dir + 3 * (size_t)i); }
+/* Any joint as a 3D point (z = 0 in 2D). */
+static inline ik_vec3 ik_joint_v3(const ik_chain *c, int i)
 {
-    ik_real a = chain->angle[i];
-    return a == a ? a : atan2(chain->turn[i].y, chain->turn[i].x);
+    const ik_real *p = ik_joint(c, i);
+    return ik_v3(p[0], p[1], c->dim == 3 ? p[2] : 0);
+}
+
+/* Any bone's world direction as a 3D vector (z = 0 in 2D). */
+static inline ik_vec3 ik_dir_v3(const ik_chain *c, int i)
+{
+    const ik_real *d = ik_dir(c, i);
+    return ik_v3(d[0], d[1], c->dim == 3 ? d[2] : 0);
+}
+
+/* Bone i's local angle (2D), wrapped: the exact one set_angle was given, or atan2. */
+static inline ik_real ik_turn_angle(const ik_chain *c, int i)
+{
+    ik_real a = c->angle[i];
+    return a == a ? a : atan2(c->turn[i].y, c->turn[i].x);
 }
 
 /* Sets bone i's local angle (2D): the turn, and the exact angle. */
-static inline void ik_chain_set_turn_angle(ik_chain *chain, int i, ik_real angle)
+static inline void ik_chain_set_turn_angle(ik_chain *c, int i, ik_real angle)
 {
-    chain->angle[i] = ik_wrap_angle(angle);
-    chain->turn[i] = ik_v2(cos(angle), sin(angle));
+    c->angle[i] = ik_wrap_angle(angle);
+    c->turn[i] = ik_v2(cos(angle), sin(angle));
 }
 
 /* count user numbers: finite (IK_ERR_NOT_FINITE) and within IK_MAX_COORD (IK_ERR_RANGE). */
 ik_status ik_check_coords(const ik_real *v, int count);
 
-/* Brings the world cache up to date with the local pose. */
-void ik_chain_update(ik_chain *chain);
+static inline void ik_chain_mark_stale(ik_chain *c, int bone)
+{
+    if (bone < c->stale_from) c->stale_from = bone;
+}
 
 /*
- * Poses every bone to point (world space) from points[i] to points[i + 1], then refreshes
- * the world cache. A zero-length bone, or a segment with no direction, keeps its world
- * orientation. In 3D each bone turns by the smallest rotation from its old direction, so
- * its twist is kept.
+ * Brings an attached chain's base up to date with its parents (carrying it rigidly);
+ * nothing for a free chain. Every entry point calls it first.
  */
-void ik_chain_apply_points(ik_chain *chain, const ik_vec3 *points);
+void ik_chain_follow(ik_chain *c);
+
+/* World data of bone i and joint i + 1 from bone i - 1's (or the base's). */
+void ik_chain_fk_bone(ik_chain *c, int i);
+/*
+ * Forward kinematics: world data up to date with the local pose (nothing while pose_behind:
+ * the joints are the truth). Does not follow the parent.
+ */
+void ik_chain_fk(ik_chain *c);
+
+/*
+ * Derived from the joints while pose_behind (pure: callable by readers). The world
+ * direction of bone i: its segment's, or its direction before the solve for a segment with
+ * no direction (a zero-length bone). 2D: the local turn (kept unit to first order); 3D: the
+ * world rotation, the smallest turn from its direction before, applied to its rotation
+ * before.
+ */
+ik_vec2 ik_chain_derive_dir2(const ik_chain *c, int i);
+ik_vec2 ik_chain_derive_turn(const ik_chain *c, int i);
+ik_quat ik_chain_derive_wrot(const ik_chain *c, int i);
+/* 2D local angle, world angle; 3D local, world rotation: current in either state. */
+ik_real ik_chain_local_angle(const ik_chain *c, int i);
+ik_real ik_chain_world_angle_of(const ik_chain *c, int i);
+ik_quat ik_chain_local_rot(const ik_chain *c, int i);
+ik_quat ik_chain_world_rot(const ik_chain *c, int i);
+
+/*
+ * Makes the local pose the truth again (and the world directions current), keeping the
+ * joints as the solve left them. Nothing when the pose is not behind.
+ */
+void ik_chain_settle(ik_chain *c);
+
+/* Marks a change of the chain's world data, for its children. */
+static inline void ik_chain_changed(ik_chain *c) { c->version++; }
+
+/* The world frame at joint j of c (j = 0: the base frame), as a child attached there sees it. */
+ik_vec2 ik_chain_frame2(const ik_chain *c, int j);
+ik_quat ik_chain_frame3(const ik_chain *c, int j);
+
+/* Recomputes reach and longest after a length changed; keeps scale * longest in range. */
+void ik_chain_lengths_changed(ik_chain *c);
 
 /* ---- limits.c ---- */
 
-/* The local angle (2D) or rotation (3D) of bone i moved within its limits. */
+/* The local angle (2D) or rotation (3D) of a bone moved within its limits. */
 ik_real ik_limit_angle(const ik_limit *limit, ik_real angle);
 ik_quat ik_limit_rotation(const ik_limit *limit, ik_quat rotation);
 /*
@@ -105,72 +211,111 @@ ik_vec3 ik_limit_backward(const ik_chain *chain, int i, ik_vec3 dir, ik_vec3 chi
 void ik_chain_clamp_limits(ik_chain *chain);
 
 /*
- * Aims bone i along world direction dir (unit): its local pose becomes the one that points
- * it there, taken in 3D as the smallest turn from its world rotation in the cache, then
- * moved within its limits. parent: the world turn (2D) or rotation (3D) of the bone's
- * parent as now posed, updated to bone i's. Returns the direction it ends up with. The
- * cache is not refreshed: bones are aimed in order from the base.
+ * Poses bone i along world direction dir (unit): its local pose becomes the one that points
+ * it there, taken in 3D as the smallest turn from its current world rotation (which keeps
+ * its twist), then moved within its limits; then its world data and joint i + 1 follow by
+ * forward kinematics. Bones 0..i-1 must be current (bones are posed in order from the
+ * base); the chain must not be pose_behind.
  */
-typedef struct ik_aim {
-    ik_vec2 turn;
-    ik_quat rot;
-} ik_aim;
-ik_aim ik_aim_start(const ik_chain *chain);
-ik_vec3 ik_aim_bone(ik_chain *chain, int i, ik_vec3 dir, ik_aim *parent);
-
-/* ---- solve.c ---- */
+void ik_pose_bone(ik_chain *chain, int i, ik_vec3 dir);
+/* Bone i takes the world turn (2D) or rotation (3D) given, within its limits; as above. */
+void ik_pose_bone_turn(ik_chain *chain, int i, ik_vec2 world);
+void ik_pose_bone_rot(ik_chain *chain, int i, ik_quat world);
 
 /*
- * The lock-up escape (see solve.c). An iterative solver starts it once, asks after each
- * iteration whether it is stuck, and if so brings the local pose up to date with its
- * working state, kicks (the chain bends; the cache is refreshed) and restarts its working
- * state from the cache.
+ * Poses bones first..last-1 to point from points[i] to points[i + 1] (dim numbers each, world
+ * space), within limits, in order; a zero-length bone, or a segment with no direction,
+ * keeps its world direction. The world data of those bones is current afterwards; bones
+ * from last on are left stale.
  */
-typedef struct ik_escape {
-    ik_real last;  /* distance after the previous iteration */
-    int kicks;     /* bends so far in this solve */
-    int reachable; /* escape is on and the target is within the chain's reach */
-    ik_real floor; /* distances below this are rounding, not a lock-up */
-    ik_real slow;  /* an iteration gaining less than this fraction counts as stuck */
-} ik_escape;
-ik_escape ik_escape_start(const ik_chain *chain, ik_vec3 target);
-int ik_escape_stuck(const ik_chain *chain, ik_escape *escape, ik_real distance);
-/* Bends bones first..n-1 (the bones before first, and so joints 0..first, stay put). */
-void ik_escape_kick(ik_chain *chain, ik_vec3 target, ik_escape *escape, int first);
+void ik_pose_points(ik_chain *chain, const ik_real *points, int first, int last);
+
+/* ---- sweep.c ---- */
+
+/*
+ * One CCD iteration over joints first..m-1 towards target (the tip is joint m), each joint
+ * turned by greed times the angle that points the tip at the target, within limits; the
+ * world data is current afterwards. The chain must not be pose_behind.
+ */
+void ik_ccd_sweep(ik_chain *chain, ik_vec3 target, int m, ik_real greed, int first);
+
+/* ---- escape.c ---- */
+
+/*
+ * The progress of an iterative solve towards a target (bones 0..m-1, the tip joint m): after
+ * each iteration the solver asks what to do next.
+ */
+typedef struct ik_progress {
+    ik_real last;      /* distance after the previous iteration */
+    ik_real reach;     /* of bones 0..m-1 */
+    int kicks;         /* bends so far in this solve */
+    int stalls;        /* iterations in a row that gained nothing */
+    int reachable;     /* escape is on and the target is within the chain's reach */
+    ik_real floor;     /* distances below this are rounding, not a lock-up */
+    ik_real slow;      /* an iteration gaining less than this fraction counts as stuck */
+    int m;
+} ik_progress;
+
+typedef enum ik_next {
+    IK_GO_ON = 0, /* iterate again */
+    IK_KICK,      /* stuck on a target within reach: bend the chain (ik_escape_kick) */
+    IK_STOP       /* stalled: no iteration gains anything any more */
+} ik_next;
+
+ik_progress ik_progress_start(const ik_chain *chain, ik_vec3 target, int m);
+/* Progress with no escape, for an error of the given scale (aiming: an angle, scale pi). */
+ik_progress ik_progress_plain(ik_real error, ik_real scale);
+/* distance: the tip's after this iteration (above tolerance, which the caller checks). */
+ik_next ik_progress_next(const ik_chain *chain, ik_progress *progress, ik_real distance);
+/*
+ * Bends bones first..m-1 (the bones before first, and so joints 0..first, stay put) towards
+ * the bend side (2D) or the pole (3D); the chain must be settled; its world data is current
+ * afterwards.
+ */
+void ik_escape_kick(ik_chain *chain, ik_vec3 target, ik_progress *progress, int first);
 /*
  * A stuck position-based solve on a chain with limits: the limits made the minimum, and a
  * bend rarely leaves it, so the solve spends the iterations it has left on CCD sweeps
- * (greed 1, joints first..n-1), whose every turn stays within the limits. The pose must
- * be current. Returns the iterations used.
+ * (greed 1, joints first..m-1), whose every turn stays within the limits. The chain must be
+ * settled and current. Returns the iterations used.
  */
-int ik_escape_finish(ik_chain *chain, ik_vec3 target, int iterations, int first);
+int ik_escape_finish(ik_chain *chain, ik_vec3 target, int m, int iterations, int first);
 
-/* Fills out from the current pose. */
-void ik_chain_finish(ik_chain *chain, ik_vec3 target, int iterations, ik_result *out);
-
-static inline ik_real ik_chain_tip_distance(const ik_chain *chain, ik_vec3 target)
-{
-    return ik_v3_len(ik_v3_sub(target, chain->joint[chain->n]));
-}
-
-/* The solvers proper, called with a checked target and an updated chain. */
-void ik_fabrik(ik_chain *chain, ik_vec3 target, ik_result *out);
+/* ---- the solvers ---- */
 
 /*
- * FABRIK on count (<= IK_BATCH) different chains without limits at once, interleaved so
- * their dependent chains of square roots and divisions overlap; out[k] is exactly what
- * ik_fabrik would give chain k.
+ * Each moves bones 0..m-1 (m <= n) so that joint m reaches target, from the chain's current
+ * state, and returns the iterations it took. The chain has followed its parent; the world
+ * data is current (or pose_behind, for FABRIK and relaxation, which start from the joints).
+ * They leave it current or pose_behind. The target is within IK_MAX_COORD.
  */
-#define IK_BATCH 8
-void ik_fabrik_batch(ik_chain *const *chains, const ik_vec3 *targets, int count, ik_result *out);
-void ik_relax(ik_chain *chain, ik_vec3 target, ik_result *out);
-void ik_ccd(ik_chain *chain, ik_vec3 target, ik_result *out);
-void ik_two_bone_chain(ik_chain *chain, ik_vec3 target, ik_result *out);
+int ik_fabrik(ik_chain *chain, ik_vec3 target, int m);
+int ik_ccd(ik_chain *chain, ik_vec3 target, int m);
+int ik_relax(ik_chain *chain, ik_vec3 target, int m);
+int ik_two_bone_chain(ik_chain *chain, ik_vec3 target); /* bones 0 and 1 */
+/* Aim: the tip bone (bone n-1) points at target; returns iterations, *error the angle. */
+int ik_aim(ik_chain *chain, ik_vec3 target, ik_real *error);
+/* The angle between the tip bone and the line from its base to target (0 without one);
+   the chain must not be pose_behind. */
+ik_real ik_aim_error(const ik_chain *chain, ik_vec3 target);
 
 /*
- * One CCD iteration over joints first..n-1 with the given greed, within limits; the cache
- * is refreshed. The escape uses it on chains with limits.
+ * FABRIK's passes, for the rig: backward over bones hi-1 down to lo with joint hi placed
+ * at `end` first (dim numbers); forward over bones lo..hi-1 from joint lo as it is (the
+ * caller puts it back where it belongs: the backward pass moved it). Chains
+ * without limits work on the joints alone (pose_behind); with limits, the forward pass poses
+ * each bone within them.
  */
-void ik_ccd_sweep(ik_chain *chain, ik_vec3 target, ik_real greed, int first);
+void ik_fabrik_backward(ik_chain *chain, int lo, int hi, const ik_real *end);
+void ik_fabrik_forward(ik_chain *chain, int lo, int hi);
+
+/*
+ * FABRIK on count (<= IK_BATCH) chains without limits, pose_behind or current, all of one
+ * dimension, side by side on the vector units: iterations[k] is what ik_fabrik would return
+ * for chain k, and every chain ends bit for bit as ik_fabrik leaves it. Returns nonzero
+ * when it solved them; 0 when this build or processor has no vector path (solve one by one).
+ */
+#define IK_BATCH 64
+int ik_fabrik_batch(ik_chain *const *chains, const ik_vec3 *targets, int count, int *iterations);
 
 #endif /* IK_CHAIN_H */

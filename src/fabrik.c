@@ -6,208 +6,226 @@
  * backward pass puts the tip on the target and walks to the base, placing each joint at
  * its bone's length from the child along the line to its old position; the forward pass
  * puts joint 0 back on the base and walks out again. After a forward pass every bone has
- * its exact length, so the tip's distance is the real one. The points are then mapped back
- * onto the pose (ik_chain_apply_points). The loop is the same in 2D and 3D: 2D points
- * have z = 0, which every step keeps.
+ * its length (to rounding), so the tip's distance is the real one.
+ *
+ * A chain without limits is solved on its joints alone: they become the truth
+ * (pose_behind), and angles or rotations are derived from them only when read (chain.c).
+ * 2D chains carry no z. Each step computes len / |w| as (len / |w|^2) * sqrt(|w|^2): the
+ * division and the square root then run side by side instead of one after the other,
+ * which is most of a step's latency.
  *
  * Joint limits act inside both passes, as the paper suggests. Backward, a bone's direction
  * is held within what its child's limit allows relative to the child's new direction (the
- * child's 2D range, or its 3D cone, the angle between the two directions). Forward, each
- * bone is aimed along its new segment and moved within its own limits (ik_aim_bone) before
- * the next joint is placed, so every forward pass ends on a pose the limits allow. A chain
- * with no limits keeps the plain passes, which need no trigonometry.
+ * child's 2D range, or its 3D cone). Forward, each bone is posed along its new segment
+ * within its own limits (ik_pose_bone) before the next joint is placed, so every forward
+ * pass ends on a pose the limits allow.
  *
  * Unreachable (|target - base| >= total length): the chain straightens towards the target
  * in one step, as in the paper; so does a target within tolerance of full reach, which
- * the straight chain reaches and FABRIK's passes approach only very slowly. A solve that stops making progress on a target within
- * reach escapes (solve.c) unless settings.escape is off.
+ * the straight chain reaches and FABRIK's passes approach only very slowly. A solve that
+ * stops making progress escapes or stops (escape.c).
  */
 #include "chain.h"
 
-/* The forward pass within limits: the pose is written as it goes, the cache left stale. */
-static void forward_limited(ik_chain *c, ik_vec3 *p)
+/*
+ * FABRIK's step: w scaled to length len, or fallback (unit) scaled to it when w has no
+ * direction. The fast path needs |w|^2 in (1e-300, 1e300) and q = len / |w|^2 in [1e-150,
+ * 1e300], which keeps |w q| = len / |w| within [1e-300, 1e300]: no product overflows or
+ * underflows (a bone of 1e-246 next to joints near 1e150 lost its length to an underflow).
+ * Anything else, zero-length bones included, normalises first.
+ */
+static IK_NOINLINE ik_vec2 along2_slow(ik_vec2 w, ik_real len, const ik_real *fallback)
 {
-    ik_aim parent = ik_aim_start(c);
+    return ik_v2_scale(ik_v2_normalize_or(w, ik_v2_load(fallback)), len);
+}
+
+static IK_NOINLINE ik_vec3 along3_slow(ik_vec3 w, ik_real len, const ik_real *fallback)
+{
+    return ik_v3_scale(ik_v3_normalize_or(w, ik_v3_load(fallback)), len);
+}
+
+static IK_ALWAYS_INLINE ik_vec2 along2(ik_vec2 w, ik_real len, const ik_real *fallback)
+{
+    ik_real d = w.x * w.x + w.y * w.y;
+    if (d > 1e-300 && d < 1e300) {
+        ik_real q = len / d;
+        if (q >= 1e-150 && q <= 1e300) {
+            ik_real s = sqrt(d);
+            return ik_v2(w.x * q * s, w.y * q * s);
+        }
+    }
+    return along2_slow(w, len, fallback);
+}
+
+static IK_ALWAYS_INLINE ik_vec3 along3(ik_vec3 w, ik_real len, const ik_real *fallback)
+{
+    ik_real d = w.x * w.x + w.y * w.y + w.z * w.z;
+    if (d > 1e-300 && d < 1e300) {
+        ik_real q = len / d;
+        if (q >= 1e-150 && q <= 1e300) {
+            ik_real s = sqrt(d);
+            return ik_v3(w.x * q * s, w.y * q * s, w.z * q * s);
+        }
+    }
+    return along3_slow(w, len, fallback);
+}
+
+/*
+ * The passes without limits. Backward over bones hi-1..lo, joint hi already placed: joint i
+ * at length[i] from joint i + 1. Forward over bones lo..hi-1 from joint lo: joint i + 1 at
+ * length[i] from joint i. The same in both dimensions, but 2D carries no z.
+ */
+static void backward2(ik_real *joint, const ik_real *length, const ik_real *dir, int lo, int hi)
+{
+    ik_vec2 next = ik_v2_load(joint + 2 * (size_t)hi);
     int i;
-    p[0] = c->joint[0];
-    for (i = 0; i < c->n; i++) {
-        ik_vec3 dir = c->length[i] > 0 ? ik_v3_normalize_or(ik_v3_sub(p[i + 1], p[i]), c->dir[i])
-                                       : c->dir[i];
-        dir = ik_aim_bone(c, i, dir, &parent);
-        p[i + 1] = ik_v3_add(p[i], ik_v3_scale(dir, c->length[i]));
+    for (i = hi - 1; i >= lo; i--) {
+        ik_real *p = joint + 2 * (size_t)i;
+        next = ik_v2_sub(next, along2(ik_v2_sub(next, ik_v2_load(p)), length[i], dir + 2 * (size_t)i));
+        ik_v2_store(p, next);
     }
 }
 
-static void forward(const ik_chain *c, ik_vec3 *p)
+static void forward2(ik_real *joint, const ik_real *length, const ik_real *dir, int lo, int hi)
 {
+    ik_vec2 from = ik_v2_load(joint + 2 * (size_t)lo);
     int i;
-    p[0] = c->joint[0];
-    for (i = 0; i < c->n; i++)
-        p[i + 1] = ik_v3_add(p[i], ik_v3_resize_or(ik_v3_sub(p[i + 1], p[i]), c->length[i], c->dir[i]));
+    for (i = lo; i < hi; i++) {
+        ik_real *p = joint + 2 * (size_t)(i + 1);
+        from = ik_v2_add(from, along2(ik_v2_sub(ik_v2_load(p), from), length[i], dir + 2 * (size_t)i));
+        ik_v2_store(p, from);
+    }
 }
 
-static void backward(const ik_chain *c, ik_vec3 *p, ik_vec3 target)
+static void backward3(ik_real *joint, const ik_real *length, const ik_real *dir, int lo, int hi)
+{
+    ik_vec3 next = ik_v3_load(joint + 3 * (size_t)hi);
+    int i;
+    for (i = hi - 1; i >= lo; i--) {
+        ik_real *p = joint + 3 * (size_t)i;
+        next = ik_v3_sub(next, along3(ik_v3_sub(next, ik_v3_load(p)), length[i], dir + 3 * (size_t)i));
+        ik_v3_store(p, next);
+    }
+}
+
+static void forward3(ik_real *joint, const ik_real *length, const ik_real *dir, int lo, int hi)
+{
+    ik_vec3 from = ik_v3_load(joint + 3 * (size_t)lo);
+    int i;
+    for (i = lo; i < hi; i++) {
+        ik_real *p = joint + 3 * (size_t)(i + 1);
+        from = ik_v3_add(from, along3(ik_v3_sub(ik_v3_load(p), from), length[i], dir + 3 * (size_t)i));
+        ik_v3_store(p, from);
+    }
+}
+
+static void backward_limited(ik_chain *c, int lo, int hi)
 {
     ik_vec3 child = ik_v3(0, 0, 0);
     int i;
-    p[c->n] = target;
-    if (!c->limited) { /* the plain pass: no directions kept */
-        for (i = c->n - 1; i >= 0; i--)
-            p[i] = ik_v3_sub(p[i + 1], ik_v3_resize_or(ik_v3_sub(p[i + 1], p[i]), c->length[i], c->dir[i]));
-        return;
-    }
-    for (i = c->n - 1; i >= 0; i--) {
-        ik_vec3 dir = ik_v3_normalize_or(ik_v3_sub(p[i + 1], p[i]), c->dir[i]);
-        if (i + 1 < c->n && c->length[i + 1] > 0) dir = ik_limit_backward(c, i, dir, child);
-        p[i] = ik_v3_sub(p[i + 1], ik_v3_scale(dir, c->length[i]));
+    for (i = hi - 1; i >= lo; i--) {
+        ik_vec3 next = ik_joint_v3(c, i + 1);
+        ik_vec3 dir = ik_v3_normalize_or(ik_v3_sub(next, ik_joint_v3(c, i)), ik_dir_v3(c, i));
+        ik_real *p = ik_joint(c, i);
+        if (i + 1 < hi && c->length[i + 1] > 0) dir = ik_limit_backward(c, i, dir, child);
+        next = ik_v3_sub(next, ik_v3_scale(dir, c->length[i]));
+        p[0] = next.x, p[1] = next.y;
+        if (c->dim == 3) p[2] = next.z;
         if (c->length[i] > 0) child = dir;
     }
 }
 
-/* Makes the pose the points' (limited chains wrote it already) and refreshes the cache. */
-static void settle(ik_chain *c, const ik_vec3 *p)
+void ik_fabrik_backward(ik_chain *c, int lo, int hi, const ik_real *end)
 {
+    int a;
+    for (a = 0; a < c->dim; a++) ik_joint(c, hi)[a] = end[a];
     if (c->limited) {
-        c->stale_from = 0;
-        ik_chain_update(c);
-    } else {
-        ik_chain_apply_points(c, p);
-    }
-}
-
-/* One solve in progress; the single and the batched solve share every step of it. */
-typedef struct run {
-    ik_chain *c;
-    ik_vec3 target;
-    ik_escape escape;
-    int iter;
-    int active;  /* iterating */
-    int settled; /* the pose is final (the limited escape finished it) */
-} run;
-
-/*
- * Starts a solve: 0 when it is finished already (within tolerance, or out of reach and
- * straightened: out is filled), else 1 with the points in c->work ready to iterate.
- */
-static int start(run *r, ik_chain *c, ik_vec3 target, ik_result *out)
-{
-    ik_vec3 *p = c->work, base = c->joint[0];
-    ik_real total = 0;
-    int i;
-    if (ik_chain_tip_distance(c, target) <= c->settings.tolerance) {
-        ik_chain_finish(c, target, 0, out);
-        return 0;
-    }
-    for (i = 0; i < c->n; i++) total += c->length[i];
-    /* Out of reach, or within tolerance of full reach (where FABRIK crawls): straight. */
-    if (ik_v3_len(ik_v3_sub(target, base)) >= total - c->settings.tolerance) {
-        ik_vec3 u = ik_v3_normalize_or(ik_v3_sub(target, base), c->dir[0]);
-        p[0] = base;
-        for (i = 0; i < c->n; i++) p[i + 1] = ik_v3_add(p[i], ik_v3_scale(u, c->length[i]));
-        ik_chain_apply_points(c, p);
-        ik_chain_finish(c, target, 1, out);
-        return 0;
-    }
-    r->c = c;
-    r->target = target;
-    r->escape = ik_escape_start(c, target);
-    r->iter = 0;
-    r->active = 1;
-    r->settled = 0;
-    for (i = 0; i <= c->n; i++) p[i] = c->joint[i];
-    return 1;
-}
-
-/* After an iteration's passes: stop at tolerance or at the last iteration; escape. */
-static void after_iteration(run *r)
-{
-    ik_chain *c = r->c;
-    ik_vec3 *p = c->work;
-    ik_real distance = ik_v3_len(ik_v3_sub(r->target, p[c->n]));
-    int i;
-    r->iter++;
-    if (distance <= c->settings.tolerance) {
-        r->active = 0;
+        backward_limited(c, lo, hi);
         return;
     }
-    if (ik_escape_stuck(c, &r->escape, distance)) {
-        settle(c, p);
-        if (c->limited) {
-            r->iter += ik_escape_finish(c, r->target, c->settings.iterations - r->iter, 0);
-            r->active = 0;
-            r->settled = 1;
-            return;
-        }
-        ik_escape_kick(c, r->target, &r->escape, 0);
-        for (i = 0; i <= c->n; i++) p[i] = c->joint[i];
+    c->pose_behind = 1; /* the joints are the truth from now on */
+    if (c->dim == 2) backward2(c->joint, c->length, c->dir, lo, hi);
+    else backward3(c->joint, c->length, c->dir, lo, hi);
+}
+
+void ik_fabrik_forward(ik_chain *c, int lo, int hi)
+{
+    if (c->limited) {
+        /* The forward pass within limits: each bone posed as it goes (ik_pose_points). */
+        ik_pose_points(c, c->joint, lo, hi);
+        return;
     }
-    if (r->iter >= c->settings.iterations) r->active = 0;
+    if (c->dim == 2) forward2(c->joint, c->length, c->dir, lo, hi);
+    else forward3(c->joint, c->length, c->dir, lo, hi);
 }
 
-static void end(run *r, ik_result *out)
+/* Joint 0 back on the base, which the backward pass moved. */
+static void put_base(ik_chain *c)
 {
-    if (!r->settled) settle(r->c, r->c->work);
-    ik_chain_finish(r->c, r->target, r->iter, out);
+    ik_real *p = c->joint;
+    p[0] = c->base.x, p[1] = c->base.y;
+    if (c->dim == 3) p[2] = c->base.z;
 }
 
-void ik_fabrik(ik_chain *c, ik_vec3 target, ik_result *out)
+static ik_real tip_distance(const ik_chain *c, int m, ik_vec3 target)
 {
-    run r;
-    if (!start(&r, c, target, out)) return;
-    while (r.active) {
-        backward(c, c->work, target);
-        if (c->limited) forward_limited(c, c->work);
-        else forward(c, c->work);
-        after_iteration(&r);
+    return ik_v3_len(ik_v3_sub(target, ik_joint_v3(c, m)));
+}
+
+/* Out of reach: every bone along the base->target line (within its limits). */
+static void straighten(ik_chain *c, ik_vec3 target, int m)
+{
+    ik_vec3 u = ik_v3_normalize_or(ik_v3_sub(target, ik_joint_v3(c, 0)), ik_dir_v3(c, 0));
+    int i, a;
+    if (c->limited) {
+        for (i = 0; i < m; i++) ik_pose_bone(c, i, c->length[i] > 0 ? u : ik_dir_v3(c, i));
+        ik_chain_mark_stale(c, m);
+        return;
     }
-    end(&r, out);
+    c->pose_behind = 1;
+    for (i = 0; i < m; i++) {
+        ik_real *p = ik_joint(c, i), uv[3];
+        uv[0] = u.x, uv[1] = u.y, uv[2] = u.z;
+        for (a = 0; a < c->dim; a++) p[c->dim + a] = p[a] + uv[a] * c->length[i];
+    }
 }
 
-/*
- * The batch: each chain's steps are exactly those of backward() and forward() without
- * limits, in the same order; only the chains' steps are interleaved, step s of every
- * active chain before step s + 1 of any, so the processor can overlap them.
- */
-void ik_fabrik_batch(ik_chain *const *chains, const ik_vec3 *targets, int count, ik_result *out)
+int ik_fabrik(ik_chain *c, ik_vec3 target, int m)
 {
-    run runs[IK_BATCH];
-    int started[IK_BATCH], live[IK_BATCH], n[IK_BATCH], k, j, s, m, longest;
-    ik_vec3 *p[IK_BATCH];
-    const ik_vec3 *dir[IK_BATCH];
-    const ik_real *length[IK_BATCH];
-    for (k = 0; k < count; k++) started[k] = start(&runs[k], chains[k], targets[k], &out[k]);
+    const ik_settings *s = &c->settings;
+    ik_real end[3], reach = 0, distance;
+    ik_progress progress;
+    int i, iter = 0;
+    end[0] = target.x, end[1] = target.y, end[2] = target.z;
+    if (tip_distance(c, m, target) <= s->tolerance) return 0;
+    for (i = 0; i < m; i++) reach += c->length[i];
+    /* Out of reach, or within tolerance of full reach (where FABRIK crawls): straight. */
+    if (ik_v3_len(ik_v3_sub(target, ik_joint_v3(c, 0))) >= reach - s->tolerance) {
+        straighten(c, target, m);
+        return 1;
+    }
+    progress = ik_progress_start(c, target, m);
     for (;;) {
-        /* The chains still iterating, gathered so the passes below only compute. */
-        for (k = 0, m = 0, longest = 0; k < count; k++) {
-            if (!started[k] || !runs[k].active) continue;
-            live[m] = k;
-            n[m] = chains[k]->n;
-            p[m] = chains[k]->work;
-            dir[m] = chains[k]->dir;
-            length[m] = chains[k]->length;
-            if (n[m] > longest) longest = n[m];
-            p[m][n[m]] = targets[k];
-            m++;
+        ik_fabrik_backward(c, 0, m, end);
+        put_base(c);
+        ik_fabrik_forward(c, 0, m);
+        iter++;
+        distance = tip_distance(c, m, target);
+        if (distance <= s->tolerance || iter >= s->iterations) break;
+        switch (ik_progress_next(c, &progress, distance)) {
+        case IK_GO_ON: continue;
+        case IK_STOP: return iter;
+        case IK_KICK: break;
         }
-        if (m == 0) break;
-        for (s = 0; s < longest; s++) {
-            for (j = 0; j < m; j++) {
-                int i = n[j] - 1 - s;
-                if (i < 0) continue;
-                p[j][i] = ik_v3_sub(p[j][i + 1],
-                                    ik_v3_resize_or(ik_v3_sub(p[j][i + 1], p[j][i]), length[j][i], dir[j][i]));
-            }
-        }
-        for (j = 0; j < m; j++) p[j][0] = chains[live[j]]->joint[0];
-        for (s = 0; s < longest; s++) {
-            for (j = 0; j < m; j++) {
-                if (s >= n[j]) continue;
-                p[j][s + 1] = ik_v3_add(p[j][s],
-                                        ik_v3_resize_or(ik_v3_sub(p[j][s + 1], p[j][s]), length[j][s], dir[j][s]));
-            }
-        }
-        for (j = 0; j < m; j++) after_iteration(&runs[live[j]]);
+        ik_chain_settle(c);
+        if (c->limited) return iter + ik_escape_finish(c, target, m, s->iterations - iter, 0);
+        ik_escape_kick(c, target, &progress, 0);
     }
-    for (k = 0; k < count; k++)
-        if (started[k]) end(&runs[k], &out[k]);
+    return iter;
+}
+
+int ik_fabrik_batch(ik_chain *const *chains, const ik_vec3 *targets, int count, int *iterations)
+{
+    (void)chains, (void)targets, (void)count, (void)iterations;
+    return 0;
 }

@@ -288,7 +288,7 @@ static int chain_tostring(lua_State *L)
 static int push_joint(lua_State *L, ik_chain *chain, int joint)
 {
     int dim = ik_chain_dim(chain), d;
-    const ik_real *p = ik_chain_positions(chain) + (size_t)joint * 3; /* 3 numbers a joint */
+    const ik_real *p = ik_chain_positions(chain) + (size_t)joint * (size_t)dim;
     for (d = 0; d < dim; d++) lua_pushnumber(L, p[d]);
     return dim;
 }
@@ -318,9 +318,9 @@ static int chain_positions(lua_State *L)
         luaL_checktype(L, 2, LUA_TTABLE);
         lua_settop(L, 2);
     }
-    p = ik_chain_positions(chain); /* 3 numbers a joint; a 2D chain's z is left out */
+    p = ik_chain_positions(chain);
     for (k = 0; k < m; k++) {
-        lua_pushnumber(L, p[k / dim * 3 + k % dim]);
+        lua_pushnumber(L, p[k]);
         lua_rawseti(L, 2, k + 1);
     }
     /* A table reused from a longer chain would keep its tail and its old #out. */
@@ -792,7 +792,7 @@ static int mod_solve_many(lua_State *L)
             for (d = 0; d < dim; d++)
                 targets[k * dim + d] = check_element(L, 2, (block + k) * dim + d + 1, "target");
         }
-        status = ik_solve_many(chains, size, targets, &reached, NULL);
+        status = ik_solve_many(chains, size, targets, &reached, NULL, NULL);
         if (status != IK_OK) /* unreachable after the first pass */
             luaL_argerror(L, 1, ik_status_string(status));
         reached_count += reached;

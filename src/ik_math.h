@@ -12,6 +12,15 @@
 
 #include "ik.h"
 
+/* For the few helpers that must be inlined to be specialised (a constant dimension). */
+#if defined(__GNUC__) || defined(__clang__)
+#define IK_ALWAYS_INLINE inline __attribute__((always_inline))
+#define IK_NOINLINE __attribute__((noinline))
+#else
+#define IK_ALWAYS_INLINE inline
+#define IK_NOINLINE
+#endif
+
 #define IK_PI 3.14159265358979323846
 #define IK_TWO_PI 6.28318530717958647692
 
@@ -26,6 +35,9 @@ static inline ik_vec2 ik_v2(ik_real x, ik_real y)
     v.y = y;
     return v;
 }
+/* Loads and stores of the chain's arrays: dim numbers a point. */
+static inline ik_vec2 ik_v2_load(const ik_real *p) { return ik_v2(p[0], p[1]); }
+static inline void ik_v2_store(ik_real *p, ik_vec2 v) { p[0] = v.x, p[1] = v.y; }
 static inline ik_vec2 ik_v2_add(ik_vec2 a, ik_vec2 b) { return ik_v2(a.x + b.x, a.y + b.y); }
 static inline ik_vec2 ik_v2_sub(ik_vec2 a, ik_vec2 b) { return ik_v2(a.x - b.x, a.y - b.y); }
 static inline ik_vec2 ik_v2_scale(ik_vec2 a, ik_real s) { return ik_v2(a.x * s, a.y * s); }
@@ -48,6 +60,17 @@ static inline ik_vec2 ik_v2_rotate(ik_vec2 a, ik_vec2 r)
 {
     return ik_v2(r.x * a.x - r.y * a.y, r.y * a.x + r.x * a.y);
 }
+
+/* a rotated back by the angle whose (cos, sin) is r: a * conj(r). */
+static inline ik_vec2 ik_v2_unrotate(ik_vec2 a, ik_vec2 r)
+{
+    return ik_v2(r.x * a.x + r.y * a.y, r.x * a.y - r.y * a.x);
+}
+/*
+ * v pulled back to unit length to first order, v (3 - |v|^2) / 2: for products of unit
+ * turns, which rounding moves off unit length by a few ulps; no square root.
+ */
+static inline ik_vec2 ik_v2_renorm(ik_vec2 v) { return ik_v2_scale(v, (3 - ik_v2_dot(v, v)) / 2); }
 
 /*
  * a scaled by a power of two (exact, same direction) when it is so long that a product of
@@ -123,6 +146,8 @@ static inline ik_vec3 ik_v3(ik_real x, ik_real y, ik_real z)
     v.z = z;
     return v;
 }
+static inline ik_vec3 ik_v3_load(const ik_real *p) { return ik_v3(p[0], p[1], p[2]); }
+static inline void ik_v3_store(ik_real *p, ik_vec3 v) { p[0] = v.x, p[1] = v.y, p[2] = v.z; }
 static inline ik_vec3 ik_v3_add(ik_vec3 a, ik_vec3 b) { return ik_v3(a.x + b.x, a.y + b.y, a.z + b.z); }
 static inline ik_vec3 ik_v3_sub(ik_vec3 a, ik_vec3 b) { return ik_v3(a.x - b.x, a.y - b.y, a.z - b.z); }
 static inline ik_vec3 ik_v3_scale(ik_vec3 a, ik_real s) { return ik_v3(a.x * s, a.y * s, a.z * s); }
@@ -163,26 +188,6 @@ static inline ik_vec3 ik_v3_normalize_or(ik_vec3 a, ik_vec3 fallback)
     len = ik_v3_len(a);
     if (!(len > 0.0)) return fallback;
     return ik_v3(a.x / len, a.y / len, a.z / len);
-}
-
-/*
- * a scaled to the given length (>= 0), or fallback (unit) scaled to it when a is zero. On
- * the fast path this is FABRIK's textbook step, a * (length / |a|): one square root and one
- * division in the dependent chain.
- */
-static inline ik_vec3 ik_v3_resize_or(ik_vec3 a, ik_real length, ik_vec3 fallback)
-{
-    ik_real d = ik_v3_dot(a, a);
-    if (d < 1e300 && d > 1e-300) {
-        ik_real r = length / sqrt(d);
-        /*
-         * Each product is at most length in magnitude, unless r itself overflowed (a length
-         * near 1e300 over a short vector): then 0 * inf would make a NaN, so that case takes
-         * the normalising path below.
-         */
-        if (r <= DBL_MAX) return ik_v3(a.x * r, a.y * r, a.z * r);
-    }
-    return ik_v3_scale(ik_v3_normalize_or(a, fallback), length);
 }
 
 /* A unit vector perpendicular to unit u: u x e, e the axis u leans on least. */
@@ -238,19 +243,32 @@ static inline ik_vec3 ik_q_x_axis(ik_quat q)
 }
 
 /*
- * The smallest rotation taking unit a to unit b (w >= 0). Opposite vectors: the half turn
- * about a fixed perpendicular of a, so the result is defined and deterministic.
+ * The smallest rotation taking unit a to unit b (w >= 0). Near a half turn 1 + a.b loses
+ * its digits (a direction 1e-6 rad off was the price), so there the angle comes from atan2
+ * of the cross and dot products and the axis from the cross product, both accurate to the
+ * last bits. Exactly opposite vectors: the half turn about a fixed perpendicular of a, so
+ * the result is always defined and deterministic.
  */
 static inline ik_quat ik_q_from_to(ik_vec3 a, ik_vec3 b)
 {
-    ik_real d = ik_v3_dot(a, b);
-    ik_vec3 axis;
-    if (d < -1 + 1e-12) {
+    ik_real d = ik_v3_dot(a, b), s, half, k;
+    ik_vec3 axis = ik_v3_cross(a, b);
+    if (d > -0.5) return ik_q_normalize(ik_q(1 + d, axis.x, axis.y, axis.z));
+    /*
+     * The cross product of nearly opposite vectors is small and carries an error of a few
+     * ulps along a; taken out, the axis is perpendicular to a again, so turning a about it
+     * lands on b however far the axis itself is off.
+     */
+    axis = ik_v3_tame(axis);
+    axis = ik_v3_sub(axis, ik_v3_scale(a, ik_v3_dot(a, axis)));
+    s = ik_v3_len(axis);
+    if (!(s > 0)) {
         axis = ik_v3_any_perpendicular(a);
         return ik_q(0, axis.x, axis.y, axis.z);
     }
-    axis = ik_v3_cross(a, b);
-    return ik_q_normalize(ik_q(1 + d, axis.x, axis.y, axis.z));
+    half = atan2(ik_v3_len(ik_v3_cross(a, b)), d) / 2;
+    k = sin(half) / s;
+    return ik_q(cos(half), axis.x * k, axis.y * k, axis.z * k);
 }
 
 /* The fraction t of the rotation q (w >= 0): same axis, t times the angle (a slerp). */

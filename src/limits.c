@@ -16,6 +16,8 @@
  */
 #include "chain.h"
 
+#include <string.h>
+
 /* ---- the clamps ---- */
 
 /* How far short of a half turn a swing stops on a bone with a twist limit (radians). */
@@ -88,13 +90,16 @@ void ik_chain_clamp_limits(ik_chain *c)
     for (i = 0; i < c->n; i++) {
         if (c->limit[i].flags == 0) continue;
         if (c->dim == 2) {
-            ik_real angle = ik_chain_angle(c, i), held = ik_limit_angle(&c->limit[i], angle);
-            if (held != angle) ik_chain_set_turn_angle(c, i, held);
+            ik_real angle = ik_turn_angle(c, i), held = ik_limit_angle(&c->limit[i], angle);
+            if (held == angle) continue;
+            ik_chain_set_turn_angle(c, i, held);
         } else {
-            c->rot[i] = ik_limit_rotation(&c->limit[i], c->rot[i]);
+            ik_quat held = ik_limit_rotation(&c->limit[i], c->rot[i]);
+            if (memcmp(&held, &c->rot[i], sizeof held) == 0) continue;
+            c->rot[i] = held;
         }
+        ik_chain_mark_stale(c, i);
     }
-    c->stale_from = 0;
 }
 
 /*
@@ -120,54 +125,52 @@ ik_vec3 ik_limit_backward(const ik_chain *c, int i, ik_vec3 dir, ik_vec3 child)
     return dir;
 }
 
-/* ---- aiming a bone ---- */
+/* ---- posing a bone ---- */
 
-ik_aim ik_aim_start(const ik_chain *c)
+void ik_pose_bone_turn(ik_chain *c, int i, ik_vec2 world)
 {
-    ik_aim aim;
-    aim.turn = c->base_turn;
-    aim.rot = c->base_rot;
-    return aim;
+    ik_vec2 parent = i == 0 ? c->base_turn : ik_dir2(c, i - 1);
+    const ik_limit *limit = &c->limit[i];
+    c->turn[i] = ik_v2_renorm(ik_v2_unrotate(world, parent));
+    c->angle[i] = IK_ANGLE_UNKNOWN;
+    if (limit->flags) {
+        ik_real angle = atan2(c->turn[i].y, c->turn[i].x), held = ik_limit_angle(limit, angle);
+        if (held != angle) ik_chain_set_turn_angle(c, i, held);
+    }
+    ik_chain_fk_bone(c, i);
 }
 
-ik_vec3 ik_aim_bone(ik_chain *c, int i, ik_vec3 dir, ik_aim *parent)
+void ik_pose_bone_rot(ik_chain *c, int i, ik_quat world)
 {
-    const ik_limit *limit = &c->limit[i];
+    ik_quat parent = i == 0 ? c->base_rot : c->wrot[i - 1];
+    ik_quat local = ik_q_normalize(ik_q_mul(ik_q_conj(parent), world));
+    c->rot[i] = ik_limit_rotation(&c->limit[i], local);
+    ik_chain_fk_bone(c, i);
+}
+
+void ik_pose_bone(ik_chain *c, int i, ik_vec3 dir)
+{
     if (c->dim == 2) {
-        /*
-         * The local turn: the direction seen from the parent, dir * conj(parent), pulled
-         * back to unit length to first order. The walk goes on from dir itself (unit), not
-         * from local * parent: that product's length is |parent|^2, and squaring at every
-         * bone would shrink a chain of a hundred bones to nothing.
-         */
-        ik_vec2 p = parent->turn;
-        ik_vec2 local = ik_v2(p.x * dir.x + p.y * dir.y, p.x * dir.y - p.y * dir.x);
-        c->turn[i] = ik_v2_scale(local, (3 - ik_v2_dot(local, local)) / 2);
-        c->angle[i] = IK_ANGLE_UNKNOWN;
-        parent->turn = ik_v2(dir.x, dir.y);
-        if (limit->flags) {
-            ik_real angle = atan2(c->turn[i].y, c->turn[i].x), held = ik_limit_angle(limit, angle);
-            if (held != angle) {
-                ik_vec2 world;
-                ik_chain_set_turn_angle(c, i, held);
-                world = ik_v2_rotate(c->turn[i], p);
-                parent->turn = ik_v2_scale(world, (3 - ik_v2_dot(world, world)) / 2);
-            }
-        }
-        return ik_v3(parent->turn.x, parent->turn.y, 0);
+        ik_pose_bone_turn(c, i, ik_v2(dir.x, dir.y));
     } else {
-        /* The smallest turn from the cached direction keeps the bone's twist. */
-        ik_quat world = ik_q_normalize(ik_q_mul(ik_q_from_to(c->dir[i], dir), c->wrot[i]));
-        ik_quat local = ik_q_normalize(ik_q_mul(ik_q_conj(parent->rot), world));
-        if (limit->flags == 0) {
-            c->rot[i] = local;
-            parent->rot = world;
-            return dir;
-        }
-        c->rot[i] = ik_limit_rotation(limit, local);
-        parent->rot = ik_q_normalize(ik_q_mul(parent->rot, c->rot[i]));
-        return ik_q_x_axis(parent->rot);
+        /* The smallest turn from the bone's direction now keeps its twist. */
+        ik_pose_bone_rot(c, i, ik_q_normalize(ik_q_mul(ik_q_from_to(ik_dir3(c, i), dir), c->wrot[i])));
     }
+}
+
+void ik_pose_points(ik_chain *c, const ik_real *points, int first, int last)
+{
+    const size_t dim = (size_t)c->dim;
+    int i;
+    for (i = first; i < last; i++) {
+        ik_vec3 from = ik_v3(points[dim * i], points[dim * i + 1], dim == 3 ? points[dim * i + 2] : 0);
+        const ik_real *q = points + dim * (size_t)(i + 1);
+        ik_vec3 to = ik_v3(q[0], q[1], dim == 3 ? q[2] : 0);
+        ik_vec3 before = ik_dir_v3(c, i);
+        /* A zero-length bone, or a segment with no direction, keeps its world direction. */
+        ik_pose_bone(c, i, c->length[i] > 0 ? ik_v3_normalize_or(ik_v3_sub(to, from), before) : before);
+    }
+    c->stale_from = last;
 }
 
 /* ---- setters ---- */
@@ -261,5 +264,23 @@ ik_status ik_chain_clear_limit(ik_chain *c, int bone)
 {
     CHECK_BONE(c, bone);
     set_flags(c, bone, 0);
+    return IK_OK;
+}
+
+ik_status ik_chain3d_limit(const ik_chain *c, int bone, ik_limit3d *out)
+{
+    const ik_limit *limit;
+    CHECK_DIM(c, 3);
+    CHECK_BONE(c, bone);
+    limit = &c->limit[bone];
+    out->hinge = (limit->flags & IK_LIMIT_HINGE) != 0;
+    out->axis[0] = limit->axis.x, out->axis[1] = limit->axis.y, out->axis[2] = limit->axis.z;
+    out->min = out->hinge ? limit->min : -IK_PI;
+    out->max = out->hinge ? limit->max : IK_PI;
+    out->cone = (limit->flags & IK_LIMIT_CONE) != 0;
+    out->half_angle = out->cone ? limit->cone : IK_PI;
+    out->twist = (limit->flags & IK_LIMIT_TWIST) != 0;
+    out->twist_min = out->twist ? limit->twist_min : -IK_PI;
+    out->twist_max = out->twist ? limit->twist_max : IK_PI;
     return IK_OK;
 }

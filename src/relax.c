@@ -2,147 +2,158 @@
  * relax.c - constraint relaxation, 2D and 3D, after Ryan Juckett, "Constraint Relaxation
  * IK in 2D", ../shared/seeds/constraint-relaxation-ik-2d.txt.
  *
- * The joints are points b[0..n-1] (the bases of the bones; the tip is implicit) held
+ * The joints are points b[0..m-1] (the bases of the bones; the tip is implicit) held
  * together by distance constraints. One iteration: snap the end bone's base to its length
- * from the target; resolve each interior constraint (bones n-2 down to 1) by moving both
+ * from the target; resolve each interior constraint (bones m-2 down to 1) by moving both
  * ends, in proportion to their joints' weights; then pull b[1] back to its length from the
  * fixed base b[0]. The points persist across iterations, as in the article.
  *
- * Finally the points are mapped back onto bones of exact length: each bone along its
- * relaxed segment, and the end bone pointed at the target from where its base really is
- * (the article points it from the relaxed point, which may not be where the exact-length
- * bones put it). As the article notes, only this mapping depends on the dimension: the
- * loop runs on vec3 points, z = 0 in 2D.
+ * After each iteration the points are mapped onto bones of exact length: each bone along
+ * its relaxed segment, and the end bone pointed at the target from where its base really
+ * is (the article points it from the relaxed point, which may not be where the
+ * exact-length bones put it). The mapped joints are the chain's (pose_behind), so the
+ * distance the solve stops on is the one it reports. As the article notes, only this
+ * mapping depends on the dimension.
  *
- * Stopping: after each iteration the solve measures where the mapped chain's tip would be
- * (unit vectors, no trigonometry) and stops once it is within tolerance.
- *
- * Joint limits: a chain with limits maps its points onto the pose after every iteration,
- * moving each bone within its limits (ik_aim_bone), and relaxes on from the points of that
+ * Joint limits: a chain with limits is posed from the mapped points after every iteration,
+ * each bone within its limits (ik_pose_points), and relaxes on from the joints of that
  * pose, so the limits act during the passes and the points never drift into a pose the
- * limits forbid. A solve that stops making progress on a target within reach escapes
- * (solve.c) unless settings.escape is off.
+ * limits forbid. A solve that stops making progress escapes or stops (escape.c).
  *
  * The article skips a constraint whose points coincide or whose weights sum to zero; so do
  * we (testing for exact zero: the article's epsilon of 1e-4 would be a length in world units).
  */
 #include "chain.h"
 
-/*
- * Maps the relaxed points b[0..n-1] to exact-length bones: the mapped joints go to out
- * (may be b itself, or NULL to only measure). Returns the mapped tip's distance to target.
- * A segment with no direction keeps its bone's direction, as ik_chain_apply_points does.
- */
-static ik_real map_points(const ik_chain *c, ik_vec3 *b, ik_vec3 target, ik_vec3 *out)
+#include <string.h>
+
+static ik_vec3 load(const ik_chain *c, const ik_real *points, int i)
 {
-    const int n = c->n;
-    ik_vec3 joint = b[0], relaxed = b[0], u;
+    const ik_real *p = points + (size_t)i * (size_t)c->dim;
+    return ik_v3(p[0], p[1], c->dim == 3 ? p[2] : 0);
+}
+
+static void store(const ik_chain *c, ik_real *points, int i, ik_vec3 v)
+{
+    ik_real *p = points + (size_t)i * (size_t)c->dim;
+    p[0] = v.x, p[1] = v.y;
+    if (c->dim == 3) p[2] = v.z;
+}
+
+/*
+ * Maps the relaxed points b[0..m-1] to exact-length bones into out[0..m] (may be b). A
+ * segment with no direction keeps its bone's direction, as ik_pose_points does.
+ */
+static void map_points(const ik_chain *c, ik_real *b, ik_vec3 target, int m, ik_real *out)
+{
+    ik_vec3 joint = load(c, b, 0), relaxed = joint, u;
     int i;
-    for (i = 0; i + 1 < n; i++) {
-        u = ik_v3_normalize_or(ik_v3_sub(b[i + 1], relaxed), c->dir[i]);
-        relaxed = b[i + 1];
+    store(c, out, 0, joint);
+    for (i = 0; i + 1 < m; i++) {
+        u = ik_v3_normalize_or(ik_v3_sub(load(c, b, i + 1), relaxed), ik_dir_v3(c, i));
+        relaxed = load(c, b, i + 1);
         joint = ik_v3_add(joint, ik_v3_scale(u, c->length[i]));
-        if (out) out[i + 1] = joint;
+        store(c, out, i + 1, joint);
     }
-    u = ik_v3_normalize_or(ik_v3_sub(target, joint), c->dir[n - 1]);
-    if (out) out[n] = ik_v3_add(joint, ik_v3_scale(u, c->length[n - 1]));
-    return fabs(ik_v3_len(ik_v3_sub(target, joint)) - c->length[n - 1]);
+    u = ik_v3_normalize_or(ik_v3_sub(target, joint), ik_dir_v3(c, m - 1));
+    store(c, out, m, ik_v3_add(joint, ik_v3_scale(u, c->length[m - 1])));
 }
 
 /*
- * Limited chains: the mapped points b[0..n] become the pose, each bone within its limits,
- * and b the points of that pose. The cache is left stale. Returns the tip's distance.
+ * The mapped points become the chain's joints: as they are (pose_behind) without limits;
+ * posed within the limits with them, and b then the joints of that pose.
  */
-static ik_real project(ik_chain *c, ik_vec3 *b, ik_vec3 target)
+static void take_points(ik_chain *c, ik_real *b, ik_vec3 target, int m)
 {
-    ik_aim parent = ik_aim_start(c);
-    ik_vec3 from = b[0];
-    int i;
-    for (i = 0; i < c->n; i++) {
-        ik_vec3 dir = ik_v3_normalize_or(ik_v3_sub(b[i + 1], from), c->dir[i]);
-        from = b[i + 1];
-        if (c->length[i] == 0) dir = c->dir[i];
-        b[i + 1] = ik_v3_add(b[i], ik_v3_scale(ik_aim_bone(c, i, dir, &parent), c->length[i]));
-    }
-    return ik_v3_len(ik_v3_sub(target, b[c->n]));
-}
-
-void ik_relax(ik_chain *c, ik_vec3 target, ik_result *out)
-{
-    const int n = c->n;
-    const ik_real *len = c->length, *weight = c->weight;
-    const ik_vec3 zero = ik_v3(0, 0, 0);
-    ik_vec3 *b = c->work;
-    ik_escape escape = ik_escape_start(c, target);
-    int i, iter = 0, pinned = 0;
-
-    if (ik_chain_tip_distance(c, target) <= c->settings.tolerance) {
-        ik_chain_finish(c, target, 0, out);
+    if (!c->limited) {
+        map_points(c, b, target, m, c->joint);
+        c->pose_behind = 1;
         return;
     }
-    for (i = 0; i < n; i++) b[i] = c->joint[i];
-    /* A weight of 0 pins an interior joint: the escape bends only the bones after it. */
-    for (i = 1; i < n; i++)
-        if (weight[i] == 0) pinned = i;
-    /* A single bone has no constraint to relax: the mapping points it at the target. */
-    while (n > 1 && iter < c->settings.iterations) {
-        ik_real distance;
-        ik_vec3 u = ik_v3_normalize_or(ik_v3_sub(target, b[n - 1]), zero);
-        b[n - 1] = ik_v3_sub(target, ik_v3_scale(u, len[n - 1]));
+    map_points(c, b, target, m, b);
+    ik_pose_points(c, b, 0, m);
+    memcpy(b, c->joint, (size_t)m * (size_t)c->dim * sizeof *b);
+}
 
-        for (i = n - 2; i >= 1; i--) {
-            /*
-             * Each end moves by its weight's share of the fix. Only the ratio matters: divided
-             * by the larger weight first, the sum cannot overflow (weights near 1e308) nor the
-             * fix divided by it (weights near 5e-324).
-             */
-            ik_real larger = weight[i] > weight[i + 1] ? weight[i] : weight[i + 1];
-            ik_vec3 v = ik_v3_sub(b[i + 1], b[i]);
-            u = ik_v3_normalize_or(v, zero);
-            if ((u.x != 0 || u.y != 0 || u.z != 0) && larger > 0) {
-                ik_real share = weight[i] / larger, share_next = weight[i + 1] / larger;
-                ik_real total = share + share_next;
-                /* u * (l - d) moves the ends apart (or together) to distance l. */
-                ik_vec3 fix = ik_v3_scale(u, len[i] - ik_v3_len(v));
-                b[i] = ik_v3_sub(b[i], ik_v3_scale(fix, share / total));
-                b[i + 1] = ik_v3_add(b[i + 1], ik_v3_scale(fix, share_next / total));
-            }
-            /* Limits: turn b[i] about b[i + 1] so bone i keeps within its child's limit. */
-            if (c->limited && weight[i] > 0 && len[i + 1] > 0) {
-                ik_vec3 next = i + 2 < n ? b[i + 2] : target;
-                ik_vec3 child = ik_v3_normalize_or(ik_v3_sub(next, b[i + 1]), zero);
-                ik_vec3 dir = ik_v3_normalize_or(ik_v3_sub(b[i + 1], b[i]), zero);
-                if (ik_v3_dot(child, child) > 0 && ik_v3_dot(dir, dir) > 0) {
-                    dir = ik_limit_backward(c, i, dir, child);
-                    b[i] = ik_v3_sub(b[i + 1], ik_v3_scale(dir, ik_v3_len(ik_v3_sub(b[i + 1], b[i]))));
-                }
-            }
+/* One relaxation pass over the points (see the top of the file). */
+static void relax_pass(ik_chain *c, ik_real *b, ik_vec3 target, int m)
+{
+    const ik_real *len = c->length, *weight = c->weight;
+    const ik_vec3 zero = ik_v3(0, 0, 0);
+    ik_vec3 u = ik_v3_normalize_or(ik_v3_sub(target, load(c, b, m - 1)), zero);
+    int i;
+    store(c, b, m - 1, ik_v3_sub(target, ik_v3_scale(u, len[m - 1])));
+
+    for (i = m - 2; i >= 1; i--) {
+        /*
+         * Each end moves by its weight's share of the fix. Only the ratio matters: divided
+         * by the larger weight first, the sum cannot overflow (weights near 1e308) nor the
+         * fix divided by it (weights near 5e-324).
+         */
+        ik_real larger = weight[i] > weight[i + 1] ? weight[i] : weight[i + 1];
+        ik_vec3 bi = load(c, b, i), bn = load(c, b, i + 1), v = ik_v3_sub(bn, bi);
+        u = ik_v3_normalize_or(v, zero);
+        if ((u.x != 0 || u.y != 0 || u.z != 0) && larger > 0) {
+            ik_real share = weight[i] / larger, share_next = weight[i + 1] / larger;
+            ik_real total = share + share_next;
+            /* u * (l - d) moves the ends apart (or together) to distance l. */
+            ik_vec3 fix = ik_v3_scale(u, len[i] - ik_v3_len(v));
+            bi = ik_v3_sub(bi, ik_v3_scale(fix, share / total));
+            bn = ik_v3_add(bn, ik_v3_scale(fix, share_next / total));
+            store(c, b, i, bi);
+            store(c, b, i + 1, bn);
         }
-
-        u = ik_v3_normalize_or(ik_v3_sub(b[1], b[0]), zero);
-        if (u.x != 0 || u.y != 0 || u.z != 0) b[1] = ik_v3_add(b[0], ik_v3_scale(u, len[0]));
-
-        iter++;
-        if (c->limited) {
-            map_points(c, b, target, b);
-            distance = project(c, b, target);
-        } else {
-            distance = map_points(c, b, target, NULL);
-        }
-        if (distance <= c->settings.tolerance) break;
-        if (ik_escape_stuck(c, &escape, distance)) {
-            map_points(c, b, target, b);
-            ik_chain_apply_points(c, b);
-            if (c->limited) {
-                iter += ik_escape_finish(c, target, c->settings.iterations - iter, pinned);
-                ik_chain_finish(c, target, iter, out);
-                return;
+        /* Limits: turn b[i] about b[i + 1] so bone i keeps within its child's limit. */
+        if (c->limited && weight[i] > 0 && len[i + 1] > 0) {
+            ik_vec3 next = i + 2 < m ? load(c, b, i + 2) : target;
+            ik_vec3 child = ik_v3_normalize_or(ik_v3_sub(next, bn), zero);
+            ik_vec3 dir = ik_v3_normalize_or(ik_v3_sub(bn, bi), zero);
+            if (ik_v3_dot(child, child) > 0 && ik_v3_dot(dir, dir) > 0) {
+                dir = ik_limit_backward(c, i, dir, child);
+                store(c, b, i, ik_v3_sub(bn, ik_v3_scale(dir, ik_v3_len(ik_v3_sub(bn, bi)))));
             }
-            ik_escape_kick(c, target, &escape, pinned);
-            for (i = 0; i < n; i++) b[i] = c->joint[i];
         }
     }
-    map_points(c, b, target, b);
-    ik_chain_apply_points(c, b);
-    ik_chain_finish(c, target, iter, out);
+
+    u = ik_v3_normalize_or(ik_v3_sub(load(c, b, 1), load(c, b, 0)), zero);
+    if (u.x != 0 || u.y != 0 || u.z != 0)
+        store(c, b, 1, ik_v3_add(load(c, b, 0), ik_v3_scale(u, len[0])));
+}
+
+int ik_relax(ik_chain *c, ik_vec3 target, int m)
+{
+    const ik_settings *s = &c->settings;
+    ik_real *b = c->work;
+    ik_progress progress;
+    int i, iter = 0, pinned = 0;
+
+    if (ik_v3_len(ik_v3_sub(target, ik_joint_v3(c, m))) <= s->tolerance) return 0;
+    memcpy(b, c->joint, (size_t)m * (size_t)c->dim * sizeof *b);
+    progress = ik_progress_start(c, target, m);
+    /* A weight of 0 pins an interior joint: the escape bends only the bones after it. */
+    for (i = 1; i < m; i++)
+        if (c->weight[i] == 0) pinned = i;
+    /* A single bone has no constraint to relax: the mapping points it at the target. */
+    if (m == 1) {
+        take_points(c, b, target, m);
+        return 0;
+    }
+    for (;;) {
+        ik_real distance;
+        relax_pass(c, b, target, m);
+        take_points(c, b, target, m);
+        iter++;
+        distance = ik_v3_len(ik_v3_sub(target, ik_joint_v3(c, m)));
+        if (distance <= s->tolerance || iter >= s->iterations) break;
+        switch (ik_progress_next(c, &progress, distance)) {
+        case IK_GO_ON: continue;
+        case IK_STOP: return iter;
+        case IK_KICK: break;
+        }
+        ik_chain_settle(c);
+        if (c->limited) return iter + ik_escape_finish(c, target, m, s->iterations - iter, pinned);
+        ik_escape_kick(c, target, &progress, pinned);
+        memcpy(b, c->joint, (size_t)m * (size_t)c->dim * sizeof *b);
+    }
+    return iter;
 }

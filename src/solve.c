@@ -1,33 +1,20 @@
 /*
- * solve.c - what every solve does around its solver: the target check, stretch and
- * softness on the way in; the limits' last word and mix on the way out; and the escape
- * from lock-ups that the iterative solvers call.
+ * solve.c - what every solve does around its solver.
  *
- * The order of a solve: check everything (a rejected call changes nothing); remember the
- * pose for mix; stretch (a target out of reach scales the bones and straightens the chain,
- * and no solver runs) or else soften the target; run the solver towards the (softened)
- * target; bring every bone within its limits; blend with the remembered pose; report the
- * distance to the real target.
+ * The order of a solve: check everything (a rejected call changes nothing) and keep the
+ * target as the chain's goal; if the goal is already met, stop there. Otherwise remember
+ * the pose when mix, max_turn or 3D twist need it; with an orientation goal the solver
+ * reaches for the point behind the tip bone with the other bones; stretch (a target out of
+ * reach scales the bones and straightens the chain, and no solver runs) or else soften the
+ * target; run the solver; pose the tip bone to its orientation goal; bring every bone
+ * within its limits; blend with the remembered pose (mix) and hold each bone's turn to
+ * max_turn; report the distance to the real goal.
  */
 #include "chain.h"
 
+#include <string.h>
+
 /* ---- the way in ---- */
-
-static ik_status check_target(const ik_chain *c, const ik_real *target, ik_vec3 *t)
-{
-    ik_status st = ik_check_coords(target, c->dim);
-    if (st != IK_OK) return st;
-    *t = ik_v3(target[0], target[1], c->dim == 3 ? target[2] : 0);
-    return IK_OK;
-}
-
-static ik_real total_length(const ik_chain *c)
-{
-    ik_real total = 0;
-    int i;
-    for (i = 0; i < c->n; i++) total += c->length[i];
-    return total;
-}
 
 ik_real ik_soft_distance(ik_real d, ik_real reach, ik_real softness)
 {
@@ -39,31 +26,205 @@ ik_real ik_soft_distance(ik_real d, ik_real reach, ik_real softness)
     return reach - span * exp(-(d - start) / span);
 }
 
-/* Every bone along the base->target line (within its limits). */
-static void straighten(ik_chain *c, ik_vec3 target)
+/* The world direction an orientation goal gives the tip bone. */
+static ik_vec3 goal_direction(const ik_chain *c)
 {
-    ik_aim parent = ik_aim_start(c);
-    ik_vec3 dir = ik_v3_normalize_or(ik_v3_sub(target, c->joint[0]), c->dir[0]);
-    int i;
-    for (i = 0; i < c->n; i++) ik_aim_bone(c, i, c->length[i] > 0 ? dir : c->dir[i], &parent);
-    c->stale_from = 0;
-    ik_chain_update(c);
+    return c->dim == 2 ? ik_v3(c->target_turn.x, c->target_turn.y, 0) : ik_q_x_axis(c->target_rot);
 }
+
+/* The tip bone's angle from its orientation goal, or (aim) from the line to the goal. */
+static ik_real orientation_error(const ik_chain *c)
+{
+    int last = c->n - 1;
+    if (c->dim == 2) {
+        ik_vec2 d = c->pose_behind ? ik_chain_derive_dir2(c, last) : ik_dir2(c, last);
+        return fabs(ik_v2_angle_between(d, c->target_turn));
+    } else {
+        ik_quat q = ik_q_mul(ik_q_conj(c->target_rot), ik_chain_world_rot(c, last));
+        return 2 * atan2(sqrt(q.x * q.x + q.y * q.y + q.z * q.z), fabs(q.w));
+    }
+}
+
+static ik_real tip_distance(const ik_chain *c)
+{
+    if (c->dim == 2) return ik_v2_len(ik_v2_sub(ik_v2(c->target.x, c->target.y), ik_joint2(c, c->n)));
+    return ik_v3_len(ik_v3_sub(c->target, ik_joint3(c, c->n)));
+}
+
+/* One solve in progress. */
+typedef struct solve {
+    ik_solver solver;
+    int m;          /* the bones the solver moves: n, or n - 1 with an orientation goal */
+    int oriented;   /* the tip bone takes the orientation goal */
+    ik_vec3 aim;    /* where the solver takes joint m: the goal, or the point behind it,
+                       softened */
+    int run;        /* the solver runs (not met already, not stretched) */
+    int iterations;
+    ik_real aim_error;
+    ik_real met;    /* the tip's distance when it met the goal already (nothing moved) */
+} solve;
 
 static void save_pose(ik_chain *c)
 {
+    if (c->dim == 2) {
+        memcpy(c->prev_turn, c->turn, (size_t)c->n * sizeof *c->turn);
+        memcpy(c->prev_angle, c->angle, (size_t)c->n * sizeof *c->angle);
+    } else {
+        memcpy(c->prev_rot, c->rot, (size_t)c->n * sizeof *c->rot);
+    }
+}
+
+/*
+ * The stretch factor that makes bones 0..m-1, straight, reach the point behind the tip
+ * bone, whose own length stretches too: s with |g - s L u| = s R (g the goal from the base,
+ * u the tip bone's goal direction, L its length, R the others' reach; L = 0 without an
+ * orientation goal: s = |g| / R). The stable root, in units of |g|. 0: no such factor.
+ */
+static ik_real stretch_factor(ik_vec3 g, ik_vec3 u, ik_real L, ik_real R)
+{
+    ik_real len = ik_v3_len(g), gu, l, r, root, below;
+    if (!(len > 0) || !(R > 0)) return 0;
+    gu = ik_v3_dot(ik_v3_scale(ik_v3_tame(g), 1 / ik_v3_len(ik_v3_tame(g))), u);
+    l = L / len, r = R / len;
+    root = l * l * gu * gu + (r * r - l * l);
+    if (!(root >= 0)) return 0;
+    below = l * gu + sqrt(root);
+    return below > 0 ? 1 / below : 0;
+}
+
+/* Every bone along the line to the point behind the tip bone, the tip bone along u. */
+static void straighten(ik_chain *c, const solve *s, ik_vec3 u)
+{
+    ik_vec3 behind = ik_v3_sub(c->target, ik_v3_scale(u, c->length[c->n - 1] * c->scale));
+    ik_vec3 line = ik_v3_normalize_or(ik_v3_sub(s->oriented ? behind : c->target, ik_joint_v3(c, 0)),
+                                      ik_dir_v3(c, 0));
     int i;
-    for (i = 0; i < c->n; i++) {
-        if (c->dim == 2) {
-            c->prev_turn[i] = c->turn[i];
-            c->prev_angle[i] = c->angle[i];
-        } else {
-            c->prev_rot[i] = c->rot[i];
+    for (i = 0; i < s->m; i++) ik_pose_bone(c, i, c->length[i] > 0 ? line : ik_dir_v3(c, i));
+    if (s->oriented) ik_pose_bone(c, c->n - 1, u);
+    c->stale_from = c->n;
+}
+
+/*
+ * Prepares a solve of the kept goal with solver: the pose made the truth where the solver
+ * or the way out needs it, the goal checked for being met, stretch done, the solver's aim
+ * point set. The chain has followed its parent.
+ */
+static void way_in(ik_chain *c, ik_solver solver, solve *s)
+{
+    const ik_settings *set = &c->settings;
+    int aim = solver == IK_SOLVER_AIM;
+    ik_real reach = 0, d;
+    ik_vec3 u = ik_v3(0, 0, 0), base;
+    int i;
+    s->solver = solver;
+    s->oriented = c->has_orientation && !aim;
+    s->m = s->oriented ? c->n - 1 : c->n;
+    s->run = 0;
+    s->iterations = 0;
+    s->aim_error = 0;
+    s->met = 0;
+    c->kicked = 0;
+    /* Only FABRIK and relaxation on a 2D chain without limits work on the joints alone. */
+    if (c->limited || c->dim == 3 || (solver != IK_SOLVER_FABRIK && solver != IK_SOLVER_RELAX) ||
+        set->mix < 1 || set->max_turn < INFINITY || s->oriented || c->scale != 1 || set->stretch)
+        ik_chain_settle(c);
+    ik_chain_fk(c);
+
+    /* The goal met already: nothing moves (limits still have their word on the way out). */
+    if (aim) {
+        s->aim_error = ik_aim_error(c, c->target);
+        if (s->aim_error <= set->angle_tolerance && !c->limited) return;
+    } else if (solver != IK_SOLVER_TWO_BONE && c->scale == 1 && !c->limited) {
+        s->met = tip_distance(c);
+        if (s->met <= set->tolerance && (!s->oriented || orientation_error(c) <= set->angle_tolerance))
+            return;
+    }
+    if (c->dim == 3 || set->mix < 1 || set->max_turn < INFINITY) save_pose(c);
+    if (aim) {
+        s->run = 1;
+        return;
+    }
+
+    base = ik_joint_v3(c, 0);
+    for (i = 0; i < s->m; i++) reach += c->length[i];
+    if (s->oriented) u = goal_direction(c);
+    if (set->stretch) {
+        ik_real factor = stretch_factor(ik_v3_sub(c->target, base), u,
+                                        s->oriented ? c->length[c->n - 1] : 0, reach);
+        if (factor > 1) {
+            /* A stretched bone stays within the range of ik.h (see chain.c). */
+            if (!(factor * c->longest <= IK_MAX_COORD)) factor = IK_MAX_COORD / c->longest;
+            c->scale = factor;
+            straighten(c, s, u);
+            s->iterations = 1;
+            return;
         }
+    }
+    if (c->scale != 1) { /* back to the bones' own lengths */
+        c->scale = 1;
+        c->stale_from = 0;
+        ik_chain_fk(c);
+    }
+    s->aim = s->oriented ? ik_v3_sub(c->target, ik_v3_scale(u, c->length[c->n - 1])) : c->target;
+    d = ik_v3_len(ik_v3_sub(s->aim, base));
+    if (!set->stretch && set->softness > 0 && d > 0)
+        s->aim = ik_v3_add(base, ik_v3_scale(ik_v3_sub(s->aim, base),
+                                             ik_soft_distance(d, reach, set->softness) / d));
+    s->run = 1;
+}
+
+static void run_solver(ik_chain *c, solve *s)
+{
+    switch (s->solver) {
+    case IK_SOLVER_FABRIK: s->iterations = ik_fabrik(c, s->aim, s->m); break;
+    case IK_SOLVER_CCD: s->iterations = ik_ccd(c, s->aim, s->m); break;
+    case IK_SOLVER_RELAX: s->iterations = ik_relax(c, s->aim, s->m); break;
+    case IK_SOLVER_TWO_BONE: s->iterations = ik_two_bone_chain(c, s->aim); break;
+    case IK_SOLVER_AIM: s->iterations = ik_aim(c, c->target, &s->aim_error); break;
     }
 }
 
 /* ---- the way out ---- */
+
+/*
+ * 3D position-based solves promise that each bone's new world rotation is the smallest
+ * turn from its direction before the call to its new one, applied to its world rotation
+ * before the call. An escape bend in between would leave the bend's own turn in the
+ * twist, so after one the rotations of bones 0..m-1 are rebuilt from the remembered pose
+ * that way (within the limits, which win).
+ */
+static void restore_twist(ik_chain *c, int m)
+{
+    ik_quat before_parent = c->base_rot, parent = c->base_rot;
+    int i;
+    ik_chain_settle(c);
+    ik_chain_fk(c);
+    for (i = 0; i < m; i++) {
+        ik_quat before = ik_q_mul(before_parent, c->prev_rot[i]);
+        ik_quat world = ik_q_mul(ik_q_from_to(ik_q_x_axis(before), ik_dir3(c, i)), before);
+        ik_quat local = ik_q_normalize(ik_q_mul(ik_q_conj(parent), world));
+        c->rot[i] = ik_limit_rotation(&c->limit[i], local);
+        parent = ik_q_normalize(ik_q_mul(parent, c->rot[i]));
+        before_parent = before;
+    }
+    c->stale_from = 0;
+}
+
+/* The tip bone takes its orientation goal (within its limit). */
+static void orient_tip(ik_chain *c)
+{
+    int last = c->n - 1;
+    if (c->pose_behind && c->dim == 2) {
+        /* Still on the joints: the tip joint goes along the goal's direction. */
+        ik_vec2 tip = ik_v2_add(ik_joint2(c, last), ik_v2_scale(c->target_turn, c->length[last]));
+        ik_v2_store(ik_joint(c, c->n), tip);
+        return;
+    }
+    ik_chain_settle(c);
+    ik_chain_fk(c);
+    if (c->dim == 2) ik_pose_bone_turn(c, last, c->target_turn);
+    else ik_pose_bone_rot(c, last, c->target_rot);
+}
 
 /* The local pose moved the fraction mix of the way from the remembered pose to the new one. */
 static void mix_pose(ik_chain *c, ik_real mix)
@@ -78,7 +239,7 @@ static void mix_pose(ik_chain *c, ik_real mix)
                 c->rot[i] = c->prev_rot[i];
             }
         } else if (c->dim == 2) {
-            ik_real from = c->prev_angle[i], to = ik_chain_angle(c, i);
+            ik_real from = c->prev_angle[i], to = ik_turn_angle(c, i);
             if (from != from) from = atan2(c->prev_turn[i].y, c->prev_turn[i].x);
             /* A limited bone moves inside its range; others take the shorter way round. */
             ik_chain_set_turn_angle(c, i, c->limit[i].flags ? from + mix * (to - from)
@@ -87,152 +248,186 @@ static void mix_pose(ik_chain *c, ik_real mix)
             c->rot[i] = ik_q_slerp(c->prev_rot[i], c->rot[i], mix);
         }
     }
-    /* The pose before may have been beyond the limits: they win over mix too. */
-    ik_chain_clamp_limits(c);
     c->stale_from = 0;
 }
 
-/*
- * 3D position-based solves promise that each bone's new world rotation is the smallest
- * turn from its direction before the call to its new one, applied to its world rotation
- * before the call. An escape bend in between would leave the bend's own turn in the
- * twist, so after one the rotations are rebuilt from the remembered pose that way (within
- * the limits, which win).
- */
-static void restore_twist(ik_chain *c)
+/* No bone's local rotation more than max_turn from the remembered pose. */
+static void hold_turns(ik_chain *c, ik_real max_turn)
 {
-    ik_quat before_parent = c->base_rot, parent = c->base_rot;
     int i;
-    ik_chain_update(c);
     for (i = 0; i < c->n; i++) {
-        ik_quat before = ik_q_mul(before_parent, c->prev_rot[i]);
-        ik_quat world = ik_q_mul(ik_q_from_to(ik_q_x_axis(before), c->dir[i]), before);
-        ik_quat local = ik_q_normalize(ik_q_mul(ik_q_conj(parent), world));
-        c->rot[i] = ik_limit_rotation(&c->limit[i], local);
-        parent = ik_q_normalize(ik_q_mul(parent, c->rot[i]));
-        before_parent = before;
+        if (c->dim == 2) {
+            ik_real from = c->prev_angle[i], to = ik_turn_angle(c, i), delta;
+            if (from != from) from = atan2(c->prev_turn[i].y, c->prev_turn[i].x);
+            /* As in mix: inside a limited bone's range, else the shorter way round. */
+            delta = c->limit[i].flags ? to - from : ik_wrap_angle(to - from);
+            if (fabs(delta) <= max_turn) continue;
+            ik_chain_set_turn_angle(c, i, from + (delta > 0 ? max_turn : -max_turn));
+        } else {
+            ik_quat q = ik_q_mul(c->rot[i], ik_q_conj(c->prev_rot[i]));
+            ik_real angle = 2 * atan2(sqrt(q.x * q.x + q.y * q.y + q.z * q.z), fabs(q.w));
+            if (angle <= max_turn) continue;
+            c->rot[i] = ik_q_slerp(c->prev_rot[i], c->rot[i], max_turn / angle);
+        }
+        ik_chain_mark_stale(c, i);
     }
-    c->stale_from = 0;
 }
 
-typedef void (*solver_fn)(ik_chain *, ik_vec3, ik_result *);
-
-/*
- * The way in, for a checked target t: remembers the pose, then either stretches (the
- * chain is solved: returns 0) or sets *aim, the (softened) target the solver is to reach,
- * and returns 1.
- */
-static int way_in(ik_chain *c, ik_vec3 t, ik_vec3 *aim)
+static void way_out(ik_chain *c, solve *s, ik_result *out)
 {
-    const ik_settings *s = &c->settings;
-    ik_real reach, d;
-    ik_chain_update(c);
-    save_pose(c);
-    c->kicked = 0;
-    reach = total_length(c);
-    d = ik_v3_len(ik_v3_sub(t, c->joint[0]));
-    if (s->stretch && d > reach && reach > 0) {
-        c->scale = d / reach;
-        straighten(c, t);
-        return 0;
+    const ik_settings *set = &c->settings;
+    int moved = s->run || s->iterations > 0;
+    if (moved && c->kicked && c->dim == 3 && s->solver != IK_SOLVER_CCD && s->solver != IK_SOLVER_AIM)
+        restore_twist(c, s->m);
+    if (moved && s->oriented) orient_tip(c);
+    if (c->limited) {
+        ik_chain_settle(c);
+        ik_chain_clamp_limits(c);
     }
-    if (c->scale != 1) { /* back to the bones' own lengths */
-        c->scale = 1;
-        c->stale_from = 0;
-        ik_chain_update(c);
+    if (moved && (set->mix < 1 || set->max_turn < INFINITY)) {
+        ik_chain_settle(c);
+        if (set->mix < 1) mix_pose(c, set->mix);
+        if (set->max_turn < INFINITY) hold_turns(c, set->max_turn);
+        /* The pose before may have been beyond the limits: they win over both. */
+        ik_chain_clamp_limits(c);
     }
-    *aim = t;
-    if (!s->stretch && s->softness > 0 && d > 0)
-        *aim = ik_v3_add(c->joint[0], ik_v3_scale(ik_v3_sub(t, c->joint[0]),
-                                                  ik_soft_distance(d, reach, s->softness) / d));
-    return 1;
+    ik_chain_fk(c);
+    if (moved) ik_chain_changed(c);
+
+    out->iterations = s->iterations;
+    if (s->solver == IK_SOLVER_AIM) {
+        out->angle_error = moved ? ik_aim_error(c, c->target) : s->aim_error;
+        out->distance = out->angle_error;
+        out->reached = out->angle_error <= set->angle_tolerance;
+        return;
+    }
+    out->distance = moved ? tip_distance(c) : s->met;
+    out->angle_error = s->oriented ? orientation_error(c) : 0;
+    out->reached = out->distance <= set->tolerance &&
+                   (!s->oriented || out->angle_error <= set->angle_tolerance);
 }
 
-/* The way out: twist after an escape (position-based solvers), the limits, mix, the result. */
-static void way_out(ik_chain *c, ik_vec3 t, int iterations, int position_based, ik_result *out)
-{
-    if (c->kicked && c->dim == 3 && position_based) restore_twist(c);
-    ik_chain_clamp_limits(c);
-    if (c->settings.mix < 1) mix_pose(c, c->settings.mix);
-    c->stale_from = 0;
-    ik_chain_finish(c, t, iterations, out);
-}
+/* ---- the entry points ---- */
 
-static ik_status run(ik_chain *c, const ik_real *target, ik_result *out, solver_fn solve)
+/* Whether solver can solve chain c with its goals as they are. */
+static ik_status check_solver(const ik_chain *c, ik_solver solver)
 {
-    ik_vec3 t, aim;
-    ik_result r;
-    ik_status st = check_target(c, target, &t);
-    if (st != IK_OK) return st;
-    if (solve == ik_two_bone_chain && c->n != 2) return IK_ERR_NOT_TWO_BONE;
-    r.iterations = 1;
-    if (way_in(c, t, &aim)) solve(c, aim, &r);
-    way_out(c, t, r.iterations, solve != ik_ccd, out);
+    if (solver == IK_SOLVER_TWO_BONE && !(c->has_orientation ? c->n == 3 : c->n == 2))
+        return IK_ERR_NOT_TWO_BONE;
     return IK_OK;
+}
+
+/* The checks of a solve of c towards target (NULL: the kept goal); nothing changes. */
+static ik_status check_solve(const ik_chain *c, ik_solver solver, const ik_real *target)
+{
+    if (target) {
+        ik_status st = ik_check_coords(target, c->dim);
+        if (st != IK_OK) return st;
+    } else if (!c->has_target) {
+        return IK_ERR_NO_TARGET;
+    }
+    return check_solver(c, solver);
+}
+
+static ik_status solve_with(ik_chain *c, ik_solver solver, const ik_real *target, ik_result *out)
+{
+    solve s;
+    ik_status st = check_solve(c, solver, target);
+    if (st != IK_OK) return st;
+    if (target) ik_chain_set_target(c, target);
+    ik_chain_follow(c);
+    way_in(c, solver, &s);
+    if (s.run) run_solver(c, &s);
+    way_out(c, &s, out);
+    return IK_OK;
+}
+
+ik_status ik_chain_solve(ik_chain *c, const ik_real *target, ik_result *out)
+{
+    return solve_with(c, c->settings.solver, target, out);
 }
 
 ik_status ik_chain_solve_fabrik(ik_chain *c, const ik_real *target, ik_result *out)
 {
-    return run(c, target, out, ik_fabrik);
+    return solve_with(c, IK_SOLVER_FABRIK, target, out);
 }
 
 ik_status ik_chain_solve_ccd(ik_chain *c, const ik_real *target, ik_result *out)
 {
-    return run(c, target, out, ik_ccd);
+    return solve_with(c, IK_SOLVER_CCD, target, out);
 }
 
 ik_status ik_chain_solve_relax(ik_chain *c, const ik_real *target, ik_result *out)
 {
-    return run(c, target, out, ik_relax);
+    return solve_with(c, IK_SOLVER_RELAX, target, out);
 }
 
 ik_status ik_chain_solve_two_bone(ik_chain *c, const ik_real *target, ik_result *out)
 {
-    return run(c, target, out, ik_two_bone_chain);
+    return solve_with(c, IK_SOLVER_TWO_BONE, target, out);
 }
 
-static const solver_fn solvers[] = {ik_fabrik, ik_ccd, ik_relax, ik_two_bone_chain};
-
-ik_status ik_chain_solve(ik_chain *c, const ik_real *target, ik_result *out)
+ik_status ik_chain_solve_aim(ik_chain *c, const ik_real *target, ik_result *out)
 {
-    return run(c, target, out, solvers[c->settings.solver]);
+    return solve_with(c, IK_SOLVER_AIM, target, out);
 }
 
-/*
- * A batch: FABRIK solves of chains without limits, run interleaved (ik_fabrik_batch) so
- * the independent chains' square roots and divisions overlap. Each chain is solved exactly
- * as ik_chain_solve would: the same way in and out, the same arithmetic in the same order.
- */
+/* ---- many chains ---- */
+
+/* Whether the batch may take c: FABRIK with nothing around it but the plain passes. */
+static int batchable(const ik_chain *c)
+{
+    const ik_settings *s = &c->settings;
+    return s->solver == IK_SOLVER_FABRIK && !c->limited && !c->has_orientation && s->mix == 1 &&
+           s->max_turn == INFINITY;
+}
+
 typedef struct batch {
     int count;
     ik_chain *chain[IK_BATCH];
-    ik_vec3 target[IK_BATCH], aim[IK_BATCH];
-    ik_result result[IK_BATCH];
+    int index[IK_BATCH];
+    solve s[IK_BATCH];
+    ik_vec3 aim[IK_BATCH];
+    int iterations[IK_BATCH];
 } batch;
 
-static int flush(batch *b)
+/* Whether c is in the batch, or hangs below a chain that is. */
+static int depends(const batch *b, const ik_chain *c)
+{
+    int k;
+    for (; c; c = c->parent)
+        for (k = 0; k < b->count; k++)
+            if (b->chain[k] == c) return 1;
+    return 0;
+}
+
+static int flush(batch *b, ik_result *results, ik_result *scratch)
 {
     int k, reached = 0;
-    ik_fabrik_batch(b->chain, b->aim, b->count, b->result);
+    if (b->count == 0) return 0;
+    if (!ik_fabrik_batch(b->chain, b->aim, b->count, b->iterations))
+        for (k = 0; k < b->count; k++) b->iterations[k] = ik_fabrik(b->chain[k], b->aim[k], b->s[k].m);
     for (k = 0; k < b->count; k++) {
-        way_out(b->chain[k], b->target[k], b->result[k].iterations, 1, &b->result[k]);
-        reached += b->result[k].reached;
+        ik_result *r = results ? &results[b->index[k]] : scratch;
+        b->s[k].iterations = b->iterations[k];
+        way_out(b->chain[k], &b->s[k], r);
+        reached += r->reached;
     }
     b->count = 0;
     return reached;
 }
 
 ik_status ik_solve_many(ik_chain *const *chains, int count, const ik_real *targets,
-                        int *reached_count, int *failed)
+                        int *reached_count, ik_result *results, int *failed)
 {
-    int k, j, reached = 0, dim = count > 0 ? chains[0]->dim : 2;
-    ik_vec3 t;
-    ik_result r;
+    int k, reached = 0, dim = count > 0 ? chains[0]->dim : 2;
+    ik_result scratch;
     batch b;
     for (k = 0; k < count; k++) {
-        ik_status st = chains[k]->dim != dim
-                           ? IK_ERR_DIMENSION
-                           : check_target(chains[k], targets + (size_t)k * (size_t)dim, &t);
+        const ik_chain *c = chains[k];
+        ik_status st = c->dim != dim ? IK_ERR_DIMENSION
+                                     : check_solve(c, c->settings.solver,
+                                                   targets ? targets + (size_t)k * (size_t)dim : NULL);
         if (st != IK_OK) {
             if (failed) *failed = k;
             return st;
@@ -241,142 +436,33 @@ ik_status ik_solve_many(ik_chain *const *chains, int count, const ik_real *targe
     b.count = 0;
     for (k = 0; k < count; k++) {
         ik_chain *c = chains[k];
-        const ik_real *target = targets + (size_t)k * (size_t)dim;
-        if (c->settings.solver != IK_SOLVER_FABRIK || c->limited) {
-            ik_chain_solve(c, target, &r);
-            reached += r.reached;
+        ik_result *r = results ? &results[k] : &scratch;
+        solve *s = &b.s[b.count];
+        if (!batchable(c)) {
+            reached += flush(&b, results, &scratch);
+            solve_with(c, c->settings.solver, targets ? targets + (size_t)k * (size_t)dim : NULL, r);
+            reached += r->reached;
             continue;
         }
-        /* A chain already in the batch must see its first solve finished first. */
-        for (j = 0; j < b.count; j++)
-            if (b.chain[j] == c) reached += flush(&b);
-        check_target(c, target, &t);
-        if (!way_in(c, t, &b.aim[b.count])) {
-            way_out(c, t, 1, 1, &r);
-            reached += r.reached;
+        /* In the array's order: a chain waits for its parents (and itself) in the batch. */
+        if (depends(&b, c)) {
+            reached += flush(&b, results, &scratch);
+            s = &b.s[0];
+        }
+        if (targets) ik_chain_set_target(c, targets + (size_t)k * (size_t)dim);
+        ik_chain_follow(c);
+        way_in(c, IK_SOLVER_FABRIK, s);
+        if (!s->run) {
+            way_out(c, s, r);
+            reached += r->reached;
             continue;
         }
         b.chain[b.count] = c;
-        b.target[b.count] = t;
-        if (++b.count == IK_BATCH) reached += flush(&b);
+        b.index[b.count] = k;
+        b.aim[b.count] = s->aim;
+        if (++b.count == IK_BATCH) reached += flush(&b, results, &scratch);
     }
-    if (b.count > 0) reached += flush(&b);
+    reached += flush(&b, results, &scratch);
     if (reached_count) *reached_count = reached;
     return IK_OK;
-}
-
-/* ---- the escape from lock-ups ---- */
-
-/*
- * A solve is stuck when an iteration brings the tip no closer (by a part in a million)
- * while the target is within the chain's reach and the distance is more than rounding:
- * FABRIK and relaxation on a straight chain with the target on its line, CCD when every
- * joint already sees the tip and the target in one direction, or an oscillation. The
- * escape then turns the first bone (the rest follow rigidly) by ESCAPE_ANGLE towards the
- * preferred side of the line to the target, and the solve goes on from there: with its
- * joints off that line, on that side, the chain converges bending to that side. The side is
- * the one bend (2D: positive joint angles, as in the two-bone solve) or the pole (3D, else
- * a fixed perpendicular of the line) asks for; every other bend tries the other side, in
- * case the limits forbid the first. At most ESCAPE_KICKS bends per solve, so a target out
- * of reach costs bounded work.
- *
- * Limits make minima of their own, where the position-based solvers creep rather than
- * stop: on a chain with limits an iteration that brings the tip less than STUCK_LIMITED
- * (10%) closer counts as stuck, and FABRIK and relaxation hand the iterations they have
- * left to CCD sweeps (ik_escape_finish), whose every turn stays within the limits and which
- * escape their own lock-ups the same way. On limited chains the bend is a curl (every bone
- * turns, each a little more than its parent), which gets more joints off their limits.
- * The bench (`make bench`) measured the thresholds: 1e-6, 1e-3, 1e-2, 5e-2 and 0.1 for
- * limited chains, the last best for every solver in 2D and 3D. Everything is deterministic.
- */
-#define ESCAPE_ANGLE 0.25
-#define ESCAPE_KICKS 4
-#define STUCK_FREE 1e-6
-#define STUCK_LIMITED 0.1
-
-ik_escape ik_escape_start(const ik_chain *c, ik_vec3 target)
-{
-    ik_escape e;
-    ik_real longest = 0, total = 0, d = ik_v3_len(ik_v3_sub(target, c->joint[0]));
-    int i;
-    for (i = 0; i < c->n; i++) {
-        total += c->length[i];
-        if (c->length[i] > longest) longest = c->length[i];
-    }
-    e.last = ik_chain_tip_distance(c, target);
-    e.kicks = 0;
-    /* A converged solve (tolerance 0, say) also stops improving: that is not a lock-up. */
-    e.floor = 1e-9 * total;
-    e.slow = c->limited ? STUCK_LIMITED : STUCK_FREE;
-    /* Reach: the ring between the longest bone less the others, and the whole length. */
-    e.reachable = c->settings.escape && d <= total && d >= 2 * longest - total;
-    return e;
-}
-
-int ik_escape_stuck(const ik_chain *c, ik_escape *e, ik_real distance)
-{
-    int stuck = e->reachable && e->kicks < ESCAPE_KICKS && distance > c->settings.tolerance &&
-                distance > e->floor &&
-                distance >= e->last * (1 - e->slow);
-    e->last = distance;
-    return stuck;
-}
-
-int ik_escape_finish(ik_chain *c, ik_vec3 target, int iterations, int first)
-{
-    ik_escape e = ik_escape_start(c, target);
-    int iter = 0;
-    e.slow = STUCK_FREE; /* only a real lock-up: slow sweeps are still the way out */
-    while (iter < iterations && ik_chain_tip_distance(c, target) > c->settings.tolerance) {
-        ik_ccd_sweep(c, target, 1, first);
-        iter++;
-        /* The sweeps have lock-ups of their own (a chain folded onto the target's line). */
-        if (ik_escape_stuck(c, &e, ik_chain_tip_distance(c, target)))
-            ik_escape_kick(c, target, &e, first);
-    }
-    return iter;
-}
-
-void ik_escape_kick(ik_chain *c, ik_vec3 target, ik_escape *e, int first)
-{
-    ik_aim parent = ik_aim_start(c);
-    ik_vec3 line, side, axis;
-    ik_real angle = ESCAPE_ANGLE * (1 + e->kicks / 2);
-    int i;
-    if (e->kicks % 2 == 1) angle = -angle; /* every other bend tries the other side */
-    e->kicks++;
-    c->kicked = 1;
-
-    ik_chain_update(c);
-    line = ik_v3_normalize_or(ik_v3_sub(target, c->joint[first]), c->dir[first]);
-    if (c->dim == 2) {
-        /*
-         * bend 1 means positive joint angles, as in the two-bone solve: the joints on the
-         * clockwise side of the line to the target.
-         */
-        side = ik_v3_scale(ik_v3(line.y, -line.x, 0), c->settings.bend);
-    } else {
-        side = c->settings.use_pole
-                   ? ik_v3(c->settings.pole[0], c->settings.pole[1], c->settings.pole[2])
-                   : ik_v3_any_perpendicular(line);
-    }
-    for (i = 0; i < first; i++) ik_aim_bone(c, i, c->dir[i], &parent);
-    if (c->limited) {
-        /*
-         * Limits: a curl. Each bone from `first` on turns (i - first + 1) times the angle
-         * about line x side, so every joint moves, and some limit has room for it.
-         */
-        axis = ik_v3_normalize_or(ik_v3_cross(line, side), ik_v3_any_perpendicular(line));
-        for (i = first; i < c->n; i++)
-            ik_aim_bone(c, i, ik_q_rotate(ik_q_axis_angle(axis, angle * (i - first + 1)), c->dir[i]),
-                        &parent);
-    } else {
-        /* Bone `first` turns towards the side (about dir x side); the rest follow rigidly. */
-        axis = ik_v3_normalize_or(ik_v3_cross(c->dir[first], side),
-                                  ik_v3_any_perpendicular(c->dir[first]));
-        ik_aim_bone(c, first, ik_q_rotate(ik_q_axis_angle(axis, angle), c->dir[first]), &parent);
-    }
-    c->stale_from = 0;
-    ik_chain_update(c);
-    e->last = ik_chain_tip_distance(c, target);
 }

@@ -202,8 +202,7 @@ ik_status ik_two_bone_joint3(const ik_real target[3], ik_real r1, ik_real r2,
 /* 2D chain: the target in the base frame, the angle form's a1 and a2 as the local angles. */
 static void two_bone_chain2d(ik_chain *c, ik_vec3 target)
 {
-    ik_vec2 to_base_frame = ik_v2(c->base_turn.x, -c->base_turn.y);
-    ik_vec2 local = ik_v2_rotate(ik_v2(target.x - c->base.x, target.y - c->base.y), to_base_frame);
+    ik_vec2 local = ik_v2_unrotate(ik_v2(target.x - c->base.x, target.y - c->base.y), c->base_turn);
     ik_real a1, a2;
     int valid;
     /* Only a target so far from the base that the difference overflows fails here. */
@@ -211,7 +210,8 @@ static void two_bone_chain2d(ik_chain *c, ik_vec3 target)
                     &valid) == IK_OK) {
         ik_chain_set_turn_angle(c, 0, a1);
         ik_chain_set_turn_angle(c, 1, a2);
-        c->stale_from = 0;
+        ik_chain_mark_stale(c, 0);
+        ik_chain_fk(c);
     }
 }
 
@@ -222,27 +222,30 @@ static void two_bone_chain2d(ik_chain *c, ik_vec3 target)
  */
 static void two_bone_chain3d(ik_chain *c, ik_vec3 target)
 {
-    ik_vec3 base = c->joint[0], *p = c->work;
+    ik_vec3 base = ik_joint3(c, 0), middle, tip;
     ik_vec3 to_target = ik_v3_sub(target, base);
     ik_vec3 bend = c->settings.use_pole
                        ? ik_v3(c->settings.pole[0], c->settings.pole[1], c->settings.pole[2])
-                       : ik_v3_sub(c->joint[1], base);
-    ik_real t[3], pole[3], j[3];
+                       : ik_v3_sub(ik_joint3(c, 1), base);
+    ik_real t[3], pole[3], j[3], *p = c->work;
     int valid;
     t[0] = to_target.x, t[1] = to_target.y, t[2] = to_target.z;
     pole[0] = bend.x, pole[1] = bend.y, pole[2] = bend.z;
     /* Only a target so far from the base that the difference overflows fails here. */
     if (ik_two_bone_joint3(t, c->length[0], c->length[1], pole, j, &valid) != IK_OK) return;
-    p[0] = base;
-    p[1] = ik_v3_add(base, ik_v3(j[0], j[1], j[2]));
-    p[2] = ik_v3_add(p[1], ik_v3_scale(ik_v3_normalize_or(ik_v3_sub(target, p[1]), c->dir[1]),
-                                       c->length[1]));
-    ik_chain_apply_points(c, p);
+    middle = ik_v3_add(base, ik_v3(j[0], j[1], j[2]));
+    tip = ik_v3_add(middle, ik_v3_scale(ik_v3_normalize_or(ik_v3_sub(target, middle), ik_dir3(c, 1)),
+                                        c->length[1]));
+    ik_v3_store(p, base);
+    ik_v3_store(p + 3, middle);
+    ik_v3_store(p + 6, tip);
+    ik_pose_points(c, p, 0, 2);
+    ik_chain_fk(c);
 }
 
-void ik_two_bone_chain(ik_chain *c, ik_vec3 target, ik_result *out)
+int ik_two_bone_chain(ik_chain *c, ik_vec3 target)
 {
     if (c->dim == 2) two_bone_chain2d(c, target);
     else two_bone_chain3d(c, target);
-    ik_chain_finish(c, target, 1, out);
+    return 1;
 }

@@ -49,17 +49,18 @@ static void sizes(void)
 static void check_chain(ik_chain *c, const ik_real *lengths, const char *what)
 {
     const ik_real *p = ik_chain_positions(c);
-    int n = ik_chain_count(c), i;
-    for (i = 0; i < 3 * (n + 1); i++) {
+    int n = ik_chain_count(c), dim = ik_chain_dim(c), i;
+    for (i = 0; i < dim * (n + 1); i++) {
         if (!isfinite(p[i])) {
             EXPECT(0, "%s: position value %d is %g", what, i, p[i]);
             return;
         }
     }
     for (i = 0; i < n; i++) {
-        const ik_real *a = p + 3 * i, *b = a + 3;
-        ik_real half = hypot(hypot((b[0] - a[0]) / 2, (b[1] - a[1]) / 2), (b[2] - a[2]) / 2);
-        ik_real scale = fmax(fmax(fabs(a[0]), fabs(a[1])), fmax(fabs(a[2]), fabs(b[0])));
+        const ik_real *a = p + dim * i, *b = a + dim;
+        ik_real az = dim == 3 ? a[2] : 0, bz = dim == 3 ? b[2] : 0;
+        ik_real half = hypot(hypot((b[0] - a[0]) / 2, (b[1] - a[1]) / 2), (bz - az) / 2);
+        ik_real scale = fmax(fmax(fabs(a[0]), fabs(a[1])), fmax(fabs(az), fabs(b[0])));
         if (!(fabs(half - lengths[i] / 2) <= 1e-9 * lengths[i] + 1e-15 * scale)) {
             EXPECT(0, "%s: bone %d is %.17g long, not %.17g", what, i, 2 * half, lengths[i]);
             return;

@@ -307,8 +307,6 @@ local MISUSE = {
     { 2, "configure{bogus = 1}", function(c) c:configure({ bogus = 1 }) end },
     { 2, "configure{iterations = 5, greed = 0} (half good)",
         function(c) c:configure({ iterations = 5, greed = 0 }) end },
-    { 2, "configure{solver = \"two_bone\"} on 3 bones",
-        function(c) c:configure({ solver = "two_bone" }) end },
     { 2, "solve_two_bone on 3 bones", function(c) c:solve_two_bone(1, 1) end },
     { 2, "solve(nan, 1)", function(c) c:solve(nan, 1) end },
     { 2, "solve_ccd(1)", function(c) c:solve_ccd(1) end },

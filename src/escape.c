@@ -1,0 +1,151 @@
+/*
+ * escape.c - the progress of an iterative solve: the escape from lock-ups, and the stop
+ * when an iteration no longer gains anything.
+ *
+ * A solve is stuck when an iteration brings the tip no closer (by a part in a million)
+ * while the target is within the chain's reach and the distance is more than rounding:
+ * FABRIK and relaxation on a straight chain with the target on its line, CCD when every
+ * joint already sees the tip and the target in one direction, or an oscillation. The
+ * escape then bends the chain by ESCAPE_ANGLE at its first movable bone, towards the
+ * preferred side of the line to the target: that bone turns towards the side and the bones
+ * after it keep their world directions, so the next joint, and every one after it, moves
+ * to that side. From there every solver converges bending to that side. The side is the
+ * one bend (2D: positive joint angles, as in the two-bone solve) or the pole (3D, else a
+ * fixed perpendicular of the line) asks for; every other bend tries the other side, in
+ * case the limits forbid the first. At most ESCAPE_KICKS bends per solve.
+ *
+ * Limits make minima of their own, where the position-based solvers creep rather than
+ * stop: on a chain with limits an iteration that brings the tip less than STUCK_LIMITED
+ * (10%) closer counts as stuck, and FABRIK and relaxation hand the iterations they have
+ * left to CCD sweeps (ik_escape_finish), whose every turn stays within the limits and which
+ * escape their own lock-ups the same way. On limited chains the bend is a curl (every bone
+ * turns, each a little more than its parent), which gets more joints off their limits.
+ * The bench (`make bench`) measured the thresholds: 1e-6, 1e-3, 1e-2, 5e-2 and 0.1 for
+ * limited chains, the last best for every solver in 2D and 3D.
+ *
+ * A solve also stops once IK_STALL_ITERATIONS iterations in a row gained less than
+ * STALL_GAIN of the reach (or lost ground): a target out of reach, or a lock-up the escape
+ * may not or can no longer leave, then costs a few dozen iterations, not `iterations`.
+ * Everything is deterministic.
+ */
+#include "chain.h"
+
+#define ESCAPE_ANGLE 0.25
+#define ESCAPE_KICKS 4
+#define STUCK_FREE 1e-6
+#define STUCK_LIMITED 0.1
+#define STALL_GAIN 1e-12
+
+ik_progress ik_progress_start(const ik_chain *c, ik_vec3 target, int m)
+{
+    ik_progress e;
+    ik_real longest = 0, total = 0, d = ik_v3_len(ik_v3_sub(target, ik_joint_v3(c, 0)));
+    int i;
+    for (i = 0; i < m; i++) {
+        total += c->length[i];
+        if (c->length[i] > longest) longest = c->length[i];
+    }
+    e.m = m;
+    e.reach = total;
+    e.last = ik_v3_len(ik_v3_sub(target, ik_joint_v3(c, m)));
+    e.kicks = 0;
+    e.stalls = 0;
+    /* A converged solve (tolerance 0, say) also stops improving: that is not a lock-up. */
+    e.floor = 1e-9 * total;
+    e.slow = c->limited ? STUCK_LIMITED : STUCK_FREE;
+    /* Reach: the ring between the longest bone less the others, and the whole length. */
+    e.reachable = c->settings.escape && d <= total && d >= 2 * longest - total;
+    return e;
+}
+
+ik_progress ik_progress_plain(ik_real error, ik_real scale)
+{
+    ik_progress e;
+    e.m = 0;
+    e.reach = scale;
+    e.last = error;
+    e.kicks = 0;
+    e.stalls = 0;
+    e.floor = 0;
+    e.slow = 0;
+    e.reachable = 0;
+    return e;
+}
+
+ik_next ik_progress_next(const ik_chain *c, ik_progress *e, ik_real distance)
+{
+    ik_real last = e->last;
+    (void)c;
+    e->last = distance;
+    if (e->reachable && e->kicks < ESCAPE_KICKS && distance > e->floor &&
+        distance >= last * (1 - e->slow))
+        return IK_KICK;
+    e->stalls = last - distance > STALL_GAIN * e->reach ? 0 : e->stalls + 1;
+    return e->stalls >= IK_STALL_ITERATIONS ? IK_STOP : IK_GO_ON;
+}
+
+int ik_escape_finish(ik_chain *c, ik_vec3 target, int m, int iterations, int first)
+{
+    ik_progress e = ik_progress_start(c, target, m);
+    int iter = 0;
+    e.slow = STUCK_FREE; /* only a real lock-up: slow sweeps are still the way out */
+    while (iter < iterations) {
+        ik_real distance = ik_v3_len(ik_v3_sub(target, ik_joint_v3(c, m)));
+        ik_next next;
+        if (distance <= c->settings.tolerance) break;
+        ik_ccd_sweep(c, target, m, 1, first);
+        iter++;
+        /* The sweeps have lock-ups of their own (a chain folded onto the target's line). */
+        next = ik_progress_next(c, &e, ik_v3_len(ik_v3_sub(target, ik_joint_v3(c, m))));
+        if (next == IK_KICK) ik_escape_kick(c, target, &e, first);
+        else if (next == IK_STOP) break;
+    }
+    return iter;
+}
+
+void ik_escape_kick(ik_chain *c, ik_vec3 target, ik_progress *e, int first)
+{
+    ik_vec3 line, side, axis, dir;
+    ik_real angle = ESCAPE_ANGLE * (1 + e->kicks / 2);
+    int i, m = e->m;
+    if (e->kicks % 2 == 1) angle = -angle; /* every other bend tries the other side */
+    e->kicks++;
+    e->stalls = 0;
+    c->kicked = 1;
+
+    line = ik_v3_normalize_or(ik_v3_sub(target, ik_joint_v3(c, first)), ik_v3(1, 0, 0));
+    if (c->dim == 2) {
+        /*
+         * bend 1 means positive joint angles, as in the two-bone solve: the joints on the
+         * clockwise side of the line to the target.
+         */
+        side = ik_v3_scale(ik_v3(line.y, -line.x, 0), c->settings.bend);
+    } else {
+        side = c->settings.use_pole
+                   ? ik_v3(c->settings.pole[0], c->settings.pole[1], c->settings.pole[2])
+                   : ik_v3_any_perpendicular(line);
+    }
+    if (c->limited) {
+        /*
+         * Limits: a curl. Each bone from `first` on turns (i - first + 1) times the angle
+         * about line x side, so every joint moves, and some limit has room for it.
+         */
+        axis = ik_v3_normalize_or(ik_v3_cross(line, side), ik_v3_any_perpendicular(line));
+        for (i = first; i < m; i++) {
+            dir = ik_dir_v3(c, i);
+            ik_pose_bone(c, i, ik_q_rotate(ik_q_axis_angle(axis, angle * (i - first + 1)), dir));
+        }
+    } else {
+        /* Bone `first` turns towards the side; the bones after it keep their directions. */
+        dir = ik_dir_v3(c, first);
+        axis = ik_v3_normalize_or(ik_v3_cross(dir, side), ik_v3_any_perpendicular(dir));
+        ik_pose_bone(c, first, ik_q_rotate(ik_q_axis_angle(axis, angle), dir));
+        for (i = first + 1; i < m; i++) {
+            dir = ik_dir_v3(c, i);
+            ik_pose_bone(c, i, dir);
+        }
+    }
+    c->stale_from = m;
+    ik_chain_fk(c);
+    e->last = ik_v3_len(ik_v3_sub(target, ik_joint_v3(c, m)));
+}
