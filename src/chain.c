@@ -423,38 +423,45 @@ ik_quat ik_chain_frame3(const ik_chain *c, int j)
     return j == 0 ? c->base_rot : ik_chain_world_rot(c, j - 1);
 }
 
+/* Where c's base belongs on its parent as the parent is now: the joint, and the frame. */
+static void parent_frame(const ik_chain *c, ik_vec3 *at, ik_vec2 *turn, ik_quat *rot)
+{
+    const ik_chain *p = c->parent;
+    int j = c->parent_joint;
+    *at = ik_joint_v3(p, j);
+    if (c->dim == 2) *turn = ik_v2_renorm(ik_v2_rotate(c->offset_turn, ik_chain_frame2(p, j)));
+    else *rot = ik_q_normalize(ik_q_mul(ik_chain_frame3(p, j), c->offset_rot));
+}
+
 /*
  * Puts c's base where its parent's joint now is. When it moved, the local pose is made the
  * truth first (against the old base), so the chain is carried rigidly.
  */
 static void rebase(ik_chain *c)
 {
-    ik_chain *p = c->parent;
-    int j = c->parent_joint;
     ik_vec3 at;
-    ik_chain_fk(p);
-    at = ik_joint_v3(p, j);
-    if (c->dim == 2) {
-        ik_vec2 turn = ik_v2_renorm(ik_v2_rotate(c->offset_turn, ik_chain_frame2(p, j)));
-        if (at.x != c->base.x || at.y != c->base.y || turn.x != c->base_turn.x ||
-            turn.y != c->base_turn.y) {
-            ik_chain_settle(c);
-            c->base = at;
-            c->base_turn = turn;
-            c->stale_from = 0;
-            ik_chain_changed(c);
-        }
-    } else {
-        ik_quat rot = ik_q_normalize(ik_q_mul(ik_chain_frame3(p, j), c->offset_rot));
-        if (memcmp(&at, &c->base, sizeof at) != 0 || memcmp(&rot, &c->base_rot, sizeof rot) != 0) {
-            ik_chain_settle(c);
-            c->base = at;
-            c->base_rot = rot;
-            c->stale_from = 0;
-            ik_chain_changed(c);
-        }
+    ik_vec2 turn = c->base_turn;
+    ik_quat rot = c->base_rot;
+    ik_chain_fk(c->parent);
+    parent_frame(c, &at, &turn, &rot);
+    if (memcmp(&at, &c->base, sizeof at) != 0 || memcmp(&turn, &c->base_turn, sizeof turn) != 0 ||
+        memcmp(&rot, &c->base_rot, sizeof rot) != 0) {
+        ik_chain_settle(c);
+        c->base = at;
+        c->base_turn = turn;
+        c->base_rot = rot;
+        c->stale_from = 0;
+        ik_chain_changed(c);
     }
-    c->parent_seen = p->version;
+    c->parent_seen = c->parent->version;
+}
+
+void ik_chain_take_base(ik_chain *c)
+{
+    ik_real *p = ik_joint(c, 0);
+    parent_frame(c, &c->base, &c->base_turn, &c->base_rot);
+    p[0] = c->base.x, p[1] = c->base.y;
+    if (c->dim == 3) p[2] = c->base.z;
 }
 
 /*

@@ -194,6 +194,12 @@ static inline void ik_chain_changed(ik_chain *c) { c->version++; }
 ik_vec2 ik_chain_frame2(const ik_chain *c, int j);
 ik_quat ik_chain_frame3(const ik_chain *c, int j);
 
+/*
+ * For the rig: c's base (and joint 0) put on its parent's joint as the parent is now, and
+ * nothing else (the rig's passes use the joints as their working points).
+ */
+void ik_chain_take_base(ik_chain *c);
+
 /* Recomputes reach and longest after a length changed; keeps scale * longest in range. */
 void ik_chain_lengths_changed(ik_chain *c);
 
@@ -307,6 +313,9 @@ ik_real ik_aim_error(const ik_chain *chain, ik_vec3 target);
  * each bone within them.
  */
 void ik_fabrik_backward(ik_chain *chain, int lo, int hi, const ik_real *end);
+/* Bones 0..m-1 along the line from joint 0 to target (within limits): FABRIK's answer to a
+   target out of reach, or within tolerance of it. */
+void ik_fabrik_straighten(ik_chain *chain, ik_vec3 target, int m);
 void ik_fabrik_forward(ik_chain *chain, int lo, int hi);
 
 /*
@@ -317,5 +326,18 @@ void ik_fabrik_forward(ik_chain *chain, int lo, int hi);
  */
 #define IK_BATCH 64
 int ik_fabrik_batch(ik_chain *const *chains, const ik_vec3 *targets, int count, int *iterations);
+
+/* ---- solve.c: the parts of a solve the rig shares ---- */
+
+/* The world direction the orientation goal gives the tip bone. */
+ik_vec3 ik_goal_direction(const ik_chain *c);
+/* The tip's distance from the kept target; the tip bone's angle from its orientation goal. */
+ik_real ik_tip_distance(const ik_chain *c);
+ik_real ik_orientation_error(const ik_chain *c);
+/* The tip bone takes its orientation goal, within its limit (the chain is settled first). */
+void ik_orient_tip(ik_chain *c);
+/* Remembers the local pose (for mix and max_turn), and holds each bone's turn from it. */
+void ik_save_pose(ik_chain *c);
+void ik_hold_turns(ik_chain *c, ik_real max_turn);
 
 #endif /* IK_CHAIN_H */

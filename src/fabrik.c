@@ -172,8 +172,7 @@ static ik_real tip_distance(const ik_chain *c, int m, ik_vec3 target)
     return ik_v3_len(ik_v3_sub(target, ik_joint_v3(c, m)));
 }
 
-/* Out of reach: every bone along the base->target line (within its limits). */
-static void straighten(ik_chain *c, ik_vec3 target, int m)
+void ik_fabrik_straighten(ik_chain *c, ik_vec3 target, int m)
 {
     ik_vec3 u = ik_v3_normalize_or(ik_v3_sub(target, ik_joint_v3(c, 0)), ik_dir_v3(c, 0));
     int i, a;
@@ -199,9 +198,12 @@ int ik_fabrik(ik_chain *c, ik_vec3 target, int m)
     end[0] = target.x, end[1] = target.y, end[2] = target.z;
     if (tip_distance(c, m, target) <= s->tolerance) return 0;
     for (i = 0; i < m; i++) reach += c->length[i];
-    /* Out of reach, or within tolerance of full reach (where FABRIK crawls): straight. */
-    if (ik_v3_len(ik_v3_sub(target, ik_joint_v3(c, 0))) >= reach - s->tolerance) {
-        straighten(c, target, m);
+    /*
+     * Out of reach, or within tolerance of full reach (where FABRIK crawls): straight. One
+     * bone: its first iteration points it at the target, and every later one would repeat it.
+     */
+    if (m == 1 || ik_v3_len(ik_v3_sub(target, ik_joint_v3(c, 0))) >= reach - s->tolerance) {
+        ik_fabrik_straighten(c, target, m);
         return 1;
     }
     progress = ik_progress_start(c, target, m);

@@ -27,13 +27,13 @@ ik_real ik_soft_distance(ik_real d, ik_real reach, ik_real softness)
 }
 
 /* The world direction an orientation goal gives the tip bone. */
-static ik_vec3 goal_direction(const ik_chain *c)
+ik_vec3 ik_goal_direction(const ik_chain *c)
 {
     return c->dim == 2 ? ik_v3(c->target_turn.x, c->target_turn.y, 0) : ik_q_x_axis(c->target_rot);
 }
 
 /* The tip bone's angle from its orientation goal, or (aim) from the line to the goal. */
-static ik_real orientation_error(const ik_chain *c)
+ik_real ik_orientation_error(const ik_chain *c)
 {
     int last = c->n - 1;
     if (c->dim == 2) {
@@ -45,7 +45,7 @@ static ik_real orientation_error(const ik_chain *c)
     }
 }
 
-static ik_real tip_distance(const ik_chain *c)
+ik_real ik_tip_distance(const ik_chain *c)
 {
     if (c->dim == 2) return ik_v2_len(ik_v2_sub(ik_v2(c->target.x, c->target.y), ik_joint2(c, c->n)));
     return ik_v3_len(ik_v3_sub(c->target, ik_joint3(c, c->n)));
@@ -64,7 +64,7 @@ typedef struct solve {
     ik_real met;    /* the tip's distance when it met the goal already (nothing moved) */
 } solve;
 
-static void save_pose(ik_chain *c)
+void ik_save_pose(ik_chain *c)
 {
     if (c->dim == 2) {
         memcpy(c->prev_turn, c->turn, (size_t)c->n * sizeof *c->turn);
@@ -135,11 +135,11 @@ static void way_in(ik_chain *c, ik_solver solver, solve *s)
         s->aim_error = ik_aim_error(c, c->target);
         if (s->aim_error <= set->angle_tolerance && !c->limited) return;
     } else if (solver != IK_SOLVER_TWO_BONE && c->scale == 1 && !c->limited) {
-        s->met = tip_distance(c);
-        if (s->met <= set->tolerance && (!s->oriented || orientation_error(c) <= set->angle_tolerance))
+        s->met = ik_tip_distance(c);
+        if (s->met <= set->tolerance && (!s->oriented || ik_orientation_error(c) <= set->angle_tolerance))
             return;
     }
-    if (c->dim == 3 || set->mix < 1 || set->max_turn < INFINITY) save_pose(c);
+    if (c->dim == 3 || set->mix < 1 || set->max_turn < INFINITY) ik_save_pose(c);
     if (aim) {
         s->run = 1;
         return;
@@ -147,7 +147,7 @@ static void way_in(ik_chain *c, ik_solver solver, solve *s)
 
     base = ik_joint_v3(c, 0);
     for (i = 0; i < s->m; i++) reach += c->length[i];
-    if (s->oriented) u = goal_direction(c);
+    if (s->oriented) u = ik_goal_direction(c);
     if (set->stretch) {
         ik_real factor = stretch_factor(ik_v3_sub(c->target, base), u,
                                         s->oriented ? c->length[c->n - 1] : 0, reach);
@@ -211,7 +211,7 @@ static void restore_twist(ik_chain *c, int m)
 }
 
 /* The tip bone takes its orientation goal (within its limit). */
-static void orient_tip(ik_chain *c)
+void ik_orient_tip(ik_chain *c)
 {
     int last = c->n - 1;
     if (c->pose_behind && c->dim == 2) {
@@ -252,7 +252,7 @@ static void mix_pose(ik_chain *c, ik_real mix)
 }
 
 /* No bone's local rotation more than max_turn from the remembered pose. */
-static void hold_turns(ik_chain *c, ik_real max_turn)
+void ik_hold_turns(ik_chain *c, ik_real max_turn)
 {
     int i;
     for (i = 0; i < c->n; i++) {
@@ -279,7 +279,7 @@ static void way_out(ik_chain *c, solve *s, ik_result *out)
     int moved = s->run || s->iterations > 0;
     if (moved && c->kicked && c->dim == 3 && s->solver != IK_SOLVER_CCD && s->solver != IK_SOLVER_AIM)
         restore_twist(c, s->m);
-    if (moved && s->oriented) orient_tip(c);
+    if (moved && s->oriented) ik_orient_tip(c);
     if (c->limited) {
         ik_chain_settle(c);
         ik_chain_clamp_limits(c);
@@ -287,7 +287,7 @@ static void way_out(ik_chain *c, solve *s, ik_result *out)
     if (moved && (set->mix < 1 || set->max_turn < INFINITY)) {
         ik_chain_settle(c);
         if (set->mix < 1) mix_pose(c, set->mix);
-        if (set->max_turn < INFINITY) hold_turns(c, set->max_turn);
+        if (set->max_turn < INFINITY) ik_hold_turns(c, set->max_turn);
         /* The pose before may have been beyond the limits: they win over both. */
         ik_chain_clamp_limits(c);
     }
@@ -301,8 +301,8 @@ static void way_out(ik_chain *c, solve *s, ik_result *out)
         out->reached = out->angle_error <= set->angle_tolerance;
         return;
     }
-    out->distance = moved ? tip_distance(c) : s->met;
-    out->angle_error = s->oriented ? orientation_error(c) : 0;
+    out->distance = moved ? ik_tip_distance(c) : s->met;
+    out->angle_error = s->oriented ? ik_orientation_error(c) : 0;
     out->reached = out->distance <= set->tolerance &&
                    (!s->oriented || out->angle_error <= set->angle_tolerance);
 }
