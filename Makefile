@@ -99,9 +99,9 @@ build/examples/host: examples/host/host.c $(CORE_SRC) $(BIND_SRC) $(CORE_HDR) $(
 	$(CC) $(ALL_CFLAGS) -Isrc -I$(LUA54_INC) examples/host/host.c $(CORE_SRC) $(BIND_SRC) \
 		-o $@ $(LUA54_LIB) -lm
 
-build/tests/edge_scale: tests/edge_scale.c libik.a src/ik.h
+build/tests/edge_scale: spec/c/edge_scale_test.c libik.a src/ik.h
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) -Isrc tests/edge_scale.c libik.a -o $@ -lm
+	$(CC) $(ALL_CFLAGS) -Isrc spec/c/edge_scale_test.c libik.a -o $@ -lm
 
 deps:
 	@sh tools/deps.sh
@@ -160,17 +160,17 @@ love-screenshot: deps $(LOVE_DEMO_IK)
 	LIBGL_ALWAYS_SOFTWARE=1 xvfb-run -a -s "-screen 0 1280x720x24" \
 		love demo/love --screenshot "$(LOVE_SCREENSHOT)"
 
-# The libFuzzer harnesses fuzz/fuzz_NAME.c link the core only (no Lua). Built with clang's
+# The libFuzzer harnesses spec/fuzz/NAME_fuzzer.c link the core only (no Lua). Built with clang's
 # libFuzzer, AddressSanitizer and UndefinedBehaviorSanitizer for `make fuzz`; built with the
-# plain compiler and fuzz/replay.c for `make test`, which replays the committed corpus
-# fuzz/corpus/NAME/ (where every crash found is kept) through the same checks.
-build/fuzz/fuzz_%: fuzz/fuzz_%.c fuzz/fuzz.h $(CORE_SRC) $(CORE_HDR) | clang-deps
+# plain compiler and spec/fuzz/replay.c for `make test`, which replays the committed corpus
+# spec/fuzz/corpus/NAME/ (where every crash found is kept) through the same checks.
+build/fuzz/fuzz_%: spec/fuzz/%_fuzzer.c spec/fuzz/fuzzer.h $(CORE_SRC) $(CORE_HDR) | clang-deps
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -Isrc $< $(CORE_SRC) -o $@ -lm
 
-build/replay/fuzz_%: fuzz/fuzz_%.c fuzz/fuzz.h fuzz/replay.c $(CORE_SRC) $(CORE_HDR)
+build/replay/fuzz_%: spec/fuzz/%_fuzzer.c spec/fuzz/fuzzer.h spec/fuzz/replay.c $(CORE_SRC) $(CORE_HDR)
 	@mkdir -p $(@D)
-	$(CC) $(CSTD) -g $(OPT) $(WARN) $(FP_FLAGS) -Isrc $< fuzz/replay.c $(CORE_SRC) -o $@ -lm
+	$(CC) $(CSTD) -g $(OPT) $(WARN) $(FP_FLAGS) -Isrc $< spec/fuzz/replay.c $(CORE_SRC) -o $@ -lm
 
 fuzz: $(FUZZ_BIN)
 	@sh tools/fuzz.sh $(FUZZ_TIME) $(FUZZERS)
@@ -217,8 +217,8 @@ endif
 CALLS ?= 1000000
 
 fuzz-lua: deps ik/core.so luajit
-	lua5.4 tools/fuzz_lua.lua $(SEED) $(CALLS)
-	IK_CPATH="build/luajit/?.so" luajit tools/fuzz_lua.lua $(SEED) $(CALLS)
+	lua5.4 tools/random_calls.lua $(SEED) $(CALLS)
+	IK_CPATH="build/luajit/?.so" luajit tools/random_calls.lua $(SEED) $(CALLS)
 
 clean:
 	rm -rf build ik libik.a demo/out spec/love/ik demo/love/ik

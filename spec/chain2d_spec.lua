@@ -273,6 +273,9 @@ local function header_defaults()
         mix = value("MIX"),
         softness = value("SOFTNESS"),
         stretch = value("STRETCH") ~= 0,
+        angle_tolerance = value("ANGLE_TOLERANCE"),
+        effector_weight = value("EFFECTOR_WEIGHT"),
+        max_turn = math.huge, -- IK_DEFAULT_MAX_TURN: INFINITY, no limit (ik.h)
     }
 end
 
@@ -295,11 +298,13 @@ describe("chain2d settings", function()
         local c = ik.chain2d({ 1, 1 })
         assert.are.equal(c, c:configure({ iterations = 7 }))
         local want = { solver = D.solver, iterations = 7, tolerance = D.tolerance, greed = D.greed, greed_ramp = D.greed_ramp, bend = D.bend,
-            escape = D.escape, mix = D.mix, softness = D.softness, stretch = D.stretch }
+            escape = D.escape, mix = D.mix, softness = D.softness, stretch = D.stretch,
+            angle_tolerance = D.angle_tolerance, effector_weight = D.effector_weight, max_turn = D.max_turn }
         assert.are.same(want, c:settings())
         assert.are.equal(c, c:configure({ solver = "ccd", tolerance = 0.01, greed = 0.25, greed_ramp = not D.greed_ramp, bend = -1 }))
         want = { solver = "ccd", iterations = 7, tolerance = 0.01, greed = 0.25, greed_ramp = not D.greed_ramp, bend = -1,
-            escape = D.escape, mix = D.mix, softness = D.softness, stretch = D.stretch }
+            escape = D.escape, mix = D.mix, softness = D.softness, stretch = D.stretch,
+            angle_tolerance = D.angle_tolerance, effector_weight = D.effector_weight, max_turn = D.max_turn }
         assert.are.same(want, c:settings())
         assert.are.equal(c, c:configure({}))
         assert.are.same(want, c:settings())

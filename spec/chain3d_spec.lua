@@ -418,6 +418,9 @@ local function header_defaults()
         softness = value("SOFTNESS"),
         stretch = value("STRETCH") ~= 0,
         pole = false,
+        angle_tolerance = value("ANGLE_TOLERANCE"),
+        effector_weight = value("EFFECTOR_WEIGHT"),
+        max_turn = math.huge, -- IK_DEFAULT_MAX_TURN: INFINITY, no limit (ik.h)
     }
 end
 

@@ -8,7 +8,7 @@
 -- chains have 10,000 bones: the same code paths, a tenth of the work.
 
 local h = require("spec.helpers")
-local fuzz = require("spec.fuzz")
+local fuzz = require("spec.random_calls")
 local ik = require("ik")
 
 -- Locals: busted gives spec files an environment in which every global lookup is slow.
@@ -100,7 +100,7 @@ describe("chains of " .. N_SHOWN .. " bones", function()
                 c:configure({ iterations = 2, tolerance = 0 })
                 assert_positions(c, lengths, "built, length " .. len)
                 for _, solve in ipairs(SOLVES) do
-                    assert_result(solve, c[solve](c, -MAX, MAX, -MAX))
+                    assert_result(solve, c[solve](c, unpack({ -MAX, MAX, -MAX }, 1, dim)))
                     assert_positions(c, lengths, solve .. ", length " .. len)
                 end
                 assert_sound(c, lengths, "after the solves, length " .. len)
@@ -118,7 +118,7 @@ describe("the range of coordinates and lengths (magnitude <= 1e300)", function()
                 for _, solve in ipairs({ "solve_fabrik", "solve_ccd", "solve_relax", "solve_two_bone", "solve" }) do
                     for _, t in ipairs({ { -MAX, MAX, -MAX }, { MAX, -MAX, MAX }, { 0, 0, 0 }, { 1e-300, -1e-300, 5e-324 } }) do
                         if solve ~= "solve_two_bone" or n == 2 then
-                            assert_result(solve, c[solve](c, t[1], t[2], t[3]))
+                            assert_result(solve, c[solve](c, unpack(t, 1, dim)))
                             assert_sound(c, lengths, ("%dD, %d bones, %s(%g, %g, %g)"):format(dim, n, solve, t[1], t[2], t[3]))
                         end
                     end
@@ -277,7 +277,7 @@ describe("tiny numbers", function()
             local c = dim == 2 and ik.chain2d(scaled, 0.5 * k, -0.25 * k, 0.3) or ik.chain3d(scaled, 0.5 * k, -0.25 * k, 0.125 * k)
             if dim == 2 then c:set_angle(2, 0.4) else c:set_rotation(2, 1, 0.2, -0.1, 0.3) end
             c:configure({ tolerance = 0, iterations = 8 })
-            c[solve](c, 1.5 * k, 1.75 * k, -0.5 * k)
+            c[solve](c, unpack({ 1.5 * k, 1.75 * k, -0.5 * k }, 1, dim))
             local p = c:positions()
             for i = 1, #p do p[i] = p[i] / k end
             return p
@@ -307,7 +307,7 @@ describe("tiny numbers", function()
                             targets[#targets + 1] = { c:joint(i) }
                         end
                         for _, t in ipairs(targets) do
-                            assert_result(solve, c[solve](c, t[1], t[2], t[3] or 0))
+                            assert_result(solve, c[solve](c, unpack({ t[1], t[2], t[3] or 0 }, 1, dim)))
                             assert_sound(c, lengths, ("%dD %s"):format(dim, solve))
                         end
                     end
@@ -335,7 +335,7 @@ describe("relaxation weights", function()
                     c:set_weight(i, scale)
                 end
                 c:configure({ iterations = 20, tolerance = 0 })
-                local _, distance = c:solve_relax(1.5, 2.0, 0.5)
+                local _, distance = c:solve_relax(unpack({ 1.5, 2.0, 0.5 }, 1, dim))
                 return ("%a %s"):format(distance, table.concat(c:positions(), " "))
             end
             local want = pose(1)

@@ -904,12 +904,10 @@ describe("limit misuse raises naming the argument and changes nothing", function
         { "set_twist(c, 4, 0, 1)", 2, "set_twist", function(c) c.set_twist(c, 4, 0, 1) end },
         { "clear_limit(c, 4)", 2, "clear_limit", function(c) c.clear_limit(c, 4) end },
         { "set_limit on a 3D chain", 1, "set_limit", function(c) c.set_limit(c, 1, 0, 1) end },
-        { "limit on a 3D chain", 1, "limit", function(c) c.limit(c, 1) end },
         { "c:set_limit(...) on a 3D chain: bad self", 0, "set_limit", function(c) c:set_limit(1, 0, 1) end },
-        { "c:limit(...) on a 3D chain: bad self", 0, "limit", function(c) c:limit(1) end },
     }
 
-    it("3D: every misuse of set_hinge, set_cone, set_twist, clear_limit and the 2D limit methods (" .. #MISUSE3 .. " cases) leaves the pose and the limits unchanged (a twin solves to the same pose)", function()
+    it("3D: every misuse of set_hinge, set_cone, set_twist, clear_limit and set_limit (" .. #MISUSE3 .. " cases) leaves the pose and the limits unchanged (a twin solves to the same pose)", function()
         local failures = {}
         for _, cs in ipairs(MISUSE3) do
             local c, twin = fresh3(), fresh3()

@@ -2,7 +2,7 @@
 #   sh spec/run.sh           (make test) every test: the busted specs under Lua 5.4
 #                            (ik/core.so) and under LuaJIT (build/luajit/ik/core.so), then
 #                            the C example build/examples/solve and the C edge-scale test
-#                            build/tests/edge_scale (one test each), then the libFuzzer
+#                            build/tests/edge_scale (spec/c/edge_scale_test.c) (one test each), then the libFuzzer
 #                            harnesses' committed corpus replayed by build/replay/fuzz_NAME
 #                            (one test each), the engine host build/examples/host (one
 #                            test) and the test inside LÖVE (spec/love/, its own counts)
@@ -89,7 +89,7 @@ c_example() {
     fi
 }
 
-# The C core at the edges of scale (tests/edge_scale.c): one test.
+# The C core at the edges of scale (spec/c/edge_scale_test.c): one test.
 c_edge_scale() {
     test=build/tests/edge_scale
     if [ ! -x "$test" ]; then
@@ -104,18 +104,18 @@ c_edge_scale() {
 }
 
 # The corpus of each libFuzzer harness -- its seeds and every crash it found, which must
-# now pass -- replayed through the harness's checks by a plain build (fuzz/replay.c).
+# now pass -- replayed through the harness's checks by a plain build (spec/fuzz/replay.c).
 fuzz_corpus() {
     for name in chain two_bone; do
         replay=build/replay/fuzz_$name
         out="$logs/replay_$name.out"
         if [ ! -x "$replay" ]; then
             fail C "$replay is missing (run make first)"
-        elif "$replay" "fuzz/corpus/$name" >"$out" 2>&1; then
-            echo "fuzz corpus $name: 1 passed ($(tail -n 1 "$out") from fuzz/corpus/$name)"
+        elif "$replay" "spec/fuzz/corpus/$name" >"$out" 2>&1; then
+            echo "fuzz corpus $name: 1 passed ($(tail -n 1 "$out") from spec/fuzz/corpus/$name)"
             passed=$((passed + 1))
         else
-            fail C "$replay fuzz/corpus/$name failed:"
+            fail C "$replay spec/fuzz/corpus/$name failed:"
             tail -n 8 "$out" | sed 's/^/    /'
         fi
     done

@@ -267,6 +267,15 @@ ik_status ik_chain_copy(void *memory, size_t size, const ik_chain *from, ik_chai
     return IK_OK;
 }
 
+int ik_chain_check(const void *memory, size_t size)
+{
+    const ik_chain *c = (const ik_chain *)memory;
+    if (memory == NULL || size < HEADER_SIZE || c->magic != IK_CHAIN_MAGIC) return 0;
+    if (c->dim != 2 && c->dim != 3) return 0;
+    return chain_size(c->dim, c->n) != 0 && size >= chain_size(c->dim, c->n) &&
+           c->limit == (const ik_limit *)((const unsigned char *)c + HEADER_SIZE);
+}
+
 int ik_chain_count(const ik_chain *chain) { return chain->n; }
 int ik_chain_dim(const ik_chain *chain) { return chain->dim; }
 ik_real ik_chain_reach(const ik_chain *chain) { return chain->reach; }

@@ -236,6 +236,12 @@ void ik_chain_destroy(ik_chain *chain);
  */
 ik_status ik_chain_copy(void *memory, size_t size, const ik_chain *from, ik_chain **out);
 
+/*
+ * Whether memory (size bytes) holds a chain made by ik_chain{2,3}d_init or ik_chain_copy:
+ * a check against type confusion for bindings that hand out chains as opaque blocks.
+ */
+int ik_chain_check(const void *memory, size_t size);
+
 int ik_chain_count(const ik_chain *chain); /* bones */
 int ik_chain_dim(const ik_chain *chain);   /* 2 or 3 */
 /* The sum of the bone lengths. */
@@ -307,6 +313,15 @@ typedef struct ik_limit3d {
 } ik_limit3d;
 ik_status ik_chain3d_limit(const ik_chain *chain, int bone, ik_limit3d *out);
 ik_status ik_chain_clear_limit(ik_chain *chain, int bone);
+
+/*
+ * Poses the chain along joint positions (n + 1 points, dim numbers each, world space): the
+ * base moves to the first (unless the chain is attached: then the points are taken from its
+ * base as it is), and each bone points along its segment, turned by the smallest rotation
+ * from where it points now, within its limits; lengths are kept. A segment with no
+ * direction keeps its bone's. For animation data, and for ik.chain2d_points.
+ */
+ik_status ik_chain_set_points(ik_chain *chain, const ik_real *points);
 
 /* The factor the last solve scaled every bone by (stretch); 1 when not stretched. */
 ik_real ik_chain_stretch(const ik_chain *chain);

@@ -284,3 +284,21 @@ ik_status ik_chain3d_limit(const ik_chain *c, int bone, ik_limit3d *out)
     out->twist_max = out->twist ? limit->twist_max : IK_PI;
     return IK_OK;
 }
+
+ik_status ik_chain_set_points(ik_chain *c, const ik_real *points)
+{
+    size_t count = (size_t)c->dim * (size_t)(c->n + 1);
+    ik_status st = ik_check_coords(points, (int)count);
+    if (st != IK_OK) return st;
+    ik_chain_follow(c);
+    ik_chain_settle(c);
+    if (c->parent == NULL) {
+        c->base = ik_v3(points[0] + 0.0, points[1] + 0.0, c->dim == 3 ? points[2] + 0.0 : 0);
+        c->stale_from = 0;
+    }
+    ik_chain_fk(c);
+    ik_pose_points(c, points, 0, c->n);
+    ik_chain_fk(c);
+    ik_chain_changed(c);
+    return IK_OK;
+}

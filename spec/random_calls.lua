@@ -27,7 +27,7 @@
 -- KINDS if its arguments follow a rule no kind has yet. M.uncovered() lists the methods and
 -- functions of the module that no entry covers.
 --
---   local fuzz = require("spec.fuzz")
+--   local fuzz = require("spec.random_calls")
 --   local stats = fuzz.run({ ik = require("ik"), seed = 1, calls = 10000 })
 --   -- stats.failures == 0, stats.first: the first failure's report
 
@@ -599,7 +599,7 @@ function M.uncovered(ik)
     for k, v in pairs(ik) do
         if type(v) == "function" and not known[k] then missing[#missing + 1] = "ik." .. k end
     end
-    local methods = getmetatable(ik.chain2d({ 1 })).__index
+    local methods = debug.getmetatable(ik.chain2d({ 1 })).__index
     for k in pairs(methods) do
         if not known[k] then missing[#missing + 1] = "chain:" .. k end
     end
@@ -870,7 +870,7 @@ local function solve_many_bad(chains, targets, chain_mt)
     local count, dim = #chains, nil
     for k = 1, count do
         local c = chains[k]
-        if type(c) ~= "userdata" or getmetatable(c) ~= chain_mt then
+        if type(c) ~= "userdata" or debug.getmetatable(c) ~= chain_mt then
             return { [1] = true }
         end
         dim = dim or c:dim()
@@ -890,7 +890,7 @@ function M.run(opts)
     local seed = opts.seed or 1
     local calls = opts.calls or 10000
     local r = M.rng(seed)
-    local chain_mt = getmetatable(ik.chain2d({ 1 }))
+    local chain_mt = debug.getmetatable(ik.chain2d({ 1 }))
     local methods = chain_mt.__index
     local fake_self = setmetatable({}, { __index = methods })
     local wrong = { "x", "", true, false, {}, io.stdout, print }
@@ -1171,7 +1171,7 @@ function M.run(opts)
                 end
             elseif op.creates then
                 local c = ret[1]
-                if type(c) ~= "userdata" or getmetatable(c) ~= chain_mt or c:dim() ~= op.creates then
+                if type(c) ~= "userdata" or debug.getmetatable(c) ~= chain_mt or c:dim() ~= op.creates then
                     fail(step, "did not return a chain of dimension " .. op.creates)
                 else
                     local e = new_entry(c, args[1])

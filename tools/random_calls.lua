@@ -1,7 +1,7 @@
 -- The long run of the randomized API test (spec/fuzz.lua): `make fuzz-lua` runs it under
 -- Lua 5.4 and LuaJIT with the same seed.
---   lua5.4 tools/fuzz_lua.lua SEED [CALLS]     (from the repository root)
---   IK_CPATH="build/luajit/?.so" luajit tools/fuzz_lua.lua SEED [CALLS]
+--   lua5.4 tools/random_calls.lua SEED [CALLS]     (from the repository root)
+--   IK_CPATH="build/luajit/?.so" luajit tools/random_calls.lua SEED [CALLS]
 -- Prints the seed first, a progress line every 100,000 calls, then the totals. On a failure
 -- it prints the failing call, why, and the calls before it, and exits 1; the same SEED
 -- replays it (the sequence of calls depends only on the seed, in either VM). TRACE=1 prints
@@ -9,12 +9,12 @@
 package.path = "./?.lua;lua/?.lua;lua/?/init.lua;" .. package.path
 package.cpath = (os.getenv("IK_CPATH") or "./?.so") .. ";" .. package.cpath
 local ik = require("ik")
-local fuzz = require("spec.fuzz")
+local fuzz = require("spec.random_calls")
 
 local seed = tonumber(arg[1])
 local calls = tonumber(arg[2]) or 1000000
 if not seed then
-    io.stderr:write("usage: tools/fuzz_lua.lua SEED [CALLS]\n")
+    io.stderr:write("usage: tools/random_calls.lua SEED [CALLS]\n")
     os.exit(2)
 end
 local vm = jit and jit.version or _VERSION

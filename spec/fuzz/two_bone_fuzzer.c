@@ -1,5 +1,5 @@
 /*
- * fuzz_two_bone.c - libFuzzer harness for the stateless entry points of src/ik.h: the three
+ * two_bone_fuzzer.c - libFuzzer harness for the stateless entry points of src/ik.h: the three
  * two-bone solves, the status strings, solver names, settings validation and chain sizes.
  *
  * Each input is a sequence of calls with numbers from the bytes (see fuzz.h); two-bone calls
@@ -14,7 +14,7 @@
  *     root->target line.
  * And no core call may raise the floating-point invalid flag (see fuzz.h).
  */
-#include "fuzz.h"
+#include "fuzzer.h"
 
 #include <limits.h>
 

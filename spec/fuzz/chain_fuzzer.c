@@ -1,5 +1,5 @@
 /*
- * fuzz_chain.c - libFuzzer harness for the chains of src/ik.h.
+ * chain_fuzzer.c - libFuzzer harness for the chains of src/ik.h.
  *
  * The input builds up to three chains, 2D or 3D (ik_chainNd_init in memory of exactly the
  * size asked for, or too little, or NULL; or ik_chainNd_create), then calls chain entry
@@ -15,7 +15,7 @@
  *     iterations within the maximum).
  * And no core call may raise the floating-point invalid flag (see fuzz.h).
  */
-#include "fuzz.h"
+#include "fuzzer.h"
 
 #include <limits.h>
 

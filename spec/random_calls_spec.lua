@@ -3,7 +3,7 @@
 -- in Lua 5.4 and LuaJIT, every one judged (see spec/fuzz.lua for the rules). With
 -- IK_SPEC_QUICK=1 (make test-valgrind, 50 times slower) the first 5,000 of them.
 
-local fuzz = require("spec.fuzz")
+local fuzz = require("spec.random_calls")
 local ik = require("ik")
 
 local SEED, CALLS = 20240601, os.getenv("IK_SPEC_QUICK") == "1" and 5000 or 30000

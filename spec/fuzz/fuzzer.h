@@ -1,5 +1,5 @@
 /*
- * fuzz.h - what the libFuzzer harnesses share: turning the fuzzer's bytes into numbers, and
+ * fuzzer.h - what the libFuzzer harnesses share: turning the fuzzer's bytes into numbers, and
  * the checks. Header-only, included by one harness per binary.
  *
  * Numbers come from the bytes in a few forms, so that a mutation of one byte tends to give

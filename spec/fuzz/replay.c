@@ -1,6 +1,6 @@
 /*
  * replay.c - runs a libFuzzer harness over input files without libFuzzer, so that any
- * compiler can build it: `make test` replays the committed corpus (fuzz/corpus/NAME/, where
+ * compiler can build it: `make test` replays the committed corpus (spec/fuzz/corpus/NAME/, where
  * every crash the fuzzer finds is kept) through each harness's checks.
  *   replay FILE-OR-DIRECTORY...
  * Prints how many inputs ran; a failed check aborts (exit status non-zero).
