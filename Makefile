@@ -9,6 +9,9 @@
 #                 and mean iterations (bench/rates.lua); the module from Lua 5.4 and LuaJIT
 #                 against plain Lua (bench/lua_bench.lua, bench/plain.lua)
 #   make bench-instr  instructions per solve under valgrind's callgrind (bench/instr.sh)
+#   make bench-spine SPINE=dir  the module against Spine's Lua IK constraint (apply1, apply2)
+#                 under Lua 5.4 and LuaJIT (bench/spine.lua); dir: the spine-lua directory of
+#                 a spine-runtimes checkout, branch 4.0 (without it, says how to get one)
 #   make fuzz-lua the randomized API test, long: CALLS (1,000,000) calls under each VM from
 #                 SEED (by default the time, printed first: `make fuzz-lua SEED=n` replays)
 #   make fuzz     the libFuzzer harnesses of the core (clang, ASan, UBSan), FUZZ_TIME (60) s each
@@ -57,7 +60,7 @@ FUZZ_BIN    := $(FUZZERS:%=build/fuzz/fuzz_%)
 REPLAY_BIN  := $(FUZZERS:%=build/replay/fuzz_%)
 
 .PHONY: all luajit test test-asan test-valgrind determinism demo readme-picture deps bench \
-        bench-instr fuzz-lua fuzz clang-deps clean rock-leftovers love love-screenshot
+        bench-instr bench-spine fuzz-lua fuzz clang-deps clean rock-leftovers love love-screenshot
 
 all: ik/core.so libik.a build/examples/solve
 
@@ -128,6 +131,14 @@ bench: deps ik/core.so luajit build/bench/bench
 bench-instr: deps ik/core.so luajit build/bench/bench
 	@sh tools/deps.sh valgrind
 	sh bench/instr.sh build/bench/bench
+
+# Against a peer: Spine's pure-Lua IK constraint, loaded at run time from SPINE (nothing of
+# Spine is in this repository). Without SPINE the script says where to get it and exits 0,
+# once: the LuaJIT line is left out.
+SPINE ?=
+bench-spine: deps ik/core.so luajit
+	SPINE="$(SPINE)" lua5.4 bench/spine.lua
+	$(if $(SPINE),SPINE="$(SPINE)" IK_CPATH="build/luajit/?.so" luajit bench/spine.lua)
 
 # The C bench links libik.a, built with the flags above.
 build/bench/bench: bench/bench.c libik.a src/ik.h
