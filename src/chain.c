@@ -292,9 +292,19 @@ void ik_chain_lengths_changed(ik_chain *c)
     c->longest = longest;
     /* A stretched bone stays within the range of ik.h, so no joint can overflow. */
     if (longest * c->scale > IK_MAX_COORD) {
-        c->scale = IK_MAX_COORD / longest;
+        c->scale = IK_MAX_COORD / longest; /* longest * scale > 1e300: no overflow here */
         ik_chain_mark_stale(c, 0);
     }
+}
+
+ik_vec3 ik_chain_bend_side(const ik_chain *c, ik_vec3 line)
+{
+    ik_vec3 side;
+    if (c->dim == 2) return ik_v3_scale(ik_v3(line.y, -line.x, 0), c->settings.bend);
+    if (!c->settings.use_pole) return ik_v3_any_perpendicular(line);
+    side = ik_v3(c->settings.pole[0], c->settings.pole[1], c->settings.pole[2]);
+    side = ik_v3_sub(side, ik_v3_scale(line, ik_v3_dot(side, line)));
+    return ik_v3_normalize_or(side, ik_v3_any_perpendicular(line));
 }
 
 /* ---- forward kinematics ---- */

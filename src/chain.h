@@ -200,6 +200,14 @@ ik_quat ik_chain_frame3(const ik_chain *c, int j);
  */
 void ik_chain_take_base(ik_chain *c);
 
+/*
+ * The side a chain prefers to bend to, seen along the unit line (base to target): 2D, the
+ * side bend asks for (1: positive joint angles, the joints clockwise of the line, as in the
+ * two-bone solve); 3D, the pole made perpendicular to the line, or a fixed perpendicular of
+ * the line without a pole (or with one along it). Unit.
+ */
+ik_vec3 ik_chain_bend_side(const ik_chain *c, ik_vec3 line);
+
 /* Recomputes reach and longest after a length changed; keeps scale * longest in range. */
 void ik_chain_lengths_changed(ik_chain *c);
 
@@ -254,8 +262,10 @@ void ik_ccd_sweep(ik_chain *chain, ik_vec3 target, int m, ik_real greed, int fir
 typedef struct ik_progress {
     ik_real last;      /* distance after the previous iteration */
     ik_real reach;     /* of bones 0..m-1 */
+    ik_real least;     /* no pose can come closer: |target - base| - reach, or 0 */
+    ik_real mark;      /* the distance IK_STALL_ITERATIONS iterations ago (or since a kick) */
     int kicks;         /* bends so far in this solve */
-    int stalls;        /* iterations in a row that gained nothing */
+    int since;         /* iterations since mark */
     int reachable;     /* escape is on and the target is within the chain's reach */
     ik_real floor;     /* distances below this are rounding, not a lock-up */
     ik_real slow;      /* an iteration gaining less than this fraction counts as stuck */

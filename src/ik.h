@@ -140,9 +140,10 @@ typedef struct ik_settings {
 /* IK_DEFAULT_MAX_TURN is INFINITY (from math.h): no limit. */
 
 /*
- * An iterative solve stops when this many iterations in a row bring its tip (or its
- * orientation) no closer than a part in 1e12 of the chain's length: on a goal it cannot
- * reach it settles within a few dozen iterations, whatever `iterations` allows.
+ * An iterative solve stops when this many iterations together brought its tip (or its aim)
+ * closer by less than a thousandth of what was left to gain: on a goal it cannot reach, or
+ * one it would crawl to over millions of iterations, it stops within a few dozen,
+ * whatever `iterations` allows.
  */
 #define IK_STALL_ITERATIONS 8
 

@@ -78,18 +78,19 @@ void ik_save_pose(ik_chain *c)
  * The stretch factor that makes bones 0..m-1, straight, reach the point behind the tip
  * bone, whose own length stretches too: s with |g - s L u| = s R (g the goal from the base,
  * u the tip bone's goal direction, L its length, R the others' reach; L = 0 without an
- * orientation goal: s = |g| / R). The stable root, in units of |g|. 0: no such factor.
+ * orientation goal: s = |g| / R). The stable root, in units of max(L, R) so nothing
+ * underflows; DBL_MAX when the factor itself would overflow; 0: no such factor.
  */
 static ik_real stretch_factor(ik_vec3 g, ik_vec3 u, ik_real L, ik_real R)
 {
-    ik_real len = ik_v3_len(g), gu, l, r, root, below;
+    ik_real m = L > R ? L : R, len = ik_v3_len(g), gu, l, r, below, s;
     if (!(len > 0) || !(R > 0)) return 0;
-    gu = ik_v3_dot(ik_v3_scale(ik_v3_tame(g), 1 / ik_v3_len(ik_v3_tame(g))), u);
-    l = L / len, r = R / len;
-    root = l * l * gu * gu + (r * r - l * l);
-    if (!(root >= 0)) return 0;
-    below = l * gu + sqrt(root);
-    return below > 0 ? 1 / below : 0;
+    gu = ik_v3_dot(ik_v3_normalize_or(g, u), u);
+    l = L / m, r = R / m;
+    below = l * gu + sqrt(fmax(l * l * gu * gu + (r * r - l * l), 0));
+    if (!(below > 0)) return 0;
+    s = len / m / below;
+    return s <= DBL_MAX ? s : DBL_MAX;
 }
 
 /* Every bone along the line to the point behind the tip bone, the tip bone along u. */
@@ -153,7 +154,8 @@ static void way_in(ik_chain *c, ik_solver solver, solve *s)
                                         s->oriented ? c->length[c->n - 1] : 0, reach);
         if (factor > 1) {
             /* A stretched bone stays within the range of ik.h (see chain.c). */
-            if (!(factor * c->longest <= IK_MAX_COORD)) factor = IK_MAX_COORD / c->longest;
+            ik_real most = c->longest > 0 ? IK_MAX_COORD / c->longest : DBL_MAX;
+            if (!(factor <= most)) factor = most <= DBL_MAX ? most : DBL_MAX;
             c->scale = factor;
             straighten(c, s, u);
             s->iterations = 1;

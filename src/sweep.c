@@ -19,8 +19,12 @@
  * turns, and the turn it actually made is the one composed into the map.
  *
  * Degenerate cases: a joint on the tip or on the target does not turn (atan2(0, 0) = 0 in
- * 2D, a zero direction in 3D); tip and target in exactly opposite directions turn by
- * (greed times) a half turn, in 3D about a fixed perpendicular (ik_q_from_to).
+ * 2D, a zero direction in 3D). Tip and target in exactly opposite directions (a straight
+ * chain and a target on its line, behind the joint) turn by (greed times) a half turn whose
+ * sense the chain's bend side decides (ik_chain_bend_side: bend in 2D, the pole in 3D): at
+ * the first joint the chain swings to that side; at a later one the tip swings away from
+ * it, so once the joints before turn it back to the target, the joint ends up on it. The
+ * chain bends as the two-bone solve and the escape bend.
  */
 #include "chain.h"
 
@@ -31,8 +35,11 @@ static void sweep2d(ik_chain *c, ik_vec2 target, int m, ik_real g, int first)
     int j;
     for (j = first; j < m; j++) {
         ik_vec2 pj = ik_v2_add(ik_v2_rotate(ik_joint2(c, j), rot), shift);
-        ik_vec2 to_tip = ik_v2_sub(tip, pj);
-        ik_real delta = g * ik_v2_angle_between(to_tip, ik_v2_sub(target, pj));
+        ik_vec2 to_tip = ik_v2_sub(tip, pj), to_target = ik_v2_sub(target, pj);
+        ik_real delta = g * ik_v2_angle_between(to_tip, to_target);
+        if (ik_v2_cross(ik_v2_tame(to_tip), ik_v2_tame(to_target)) == 0 &&
+            ik_v2_dot(ik_v2_tame(to_tip), ik_v2_tame(to_target)) < 0)
+            delta = g * IK_PI * (j == first ? -c->settings.bend : c->settings.bend); /* see the top */
         ik_real held = 0;
         if (delta != 0 && c->limit[j].flags) {
             /* Within the limits: the held angle is exact, and delta the turn it makes. */
@@ -70,7 +77,15 @@ static void sweep3d(ik_chain *c, ik_vec3 target, int m, ik_real g, int first)
         ik_vec3 u_target = ik_v3_normalize_or(ik_v3_sub(target, pj), zero);
         ik_quat r, parent, local;
         if (ik_v3_dot(u_tip, u_tip) == 0 || ik_v3_dot(u_target, u_target) == 0) continue;
-        r = ik_q_fraction(ik_q_from_to(u_tip, u_target), g);
+        r = ik_q_from_to(u_tip, u_target);
+        if (r.w == 0 && ik_v3_dot(u_tip, u_target) < 0) {
+            /* exactly opposite: a half turn that swings the tip away from the bend side */
+            ik_vec3 side = ik_chain_bend_side(c, ik_v3_scale(u_tip, -1));
+            ik_vec3 axis = ik_v3_normalize_or(ik_v3_cross(u_tip, ik_v3_scale(side, j == first ? 1 : -1)),
+                                              ik_v3_any_perpendicular(u_tip));
+            r = ik_q(0, axis.x, axis.y, axis.z);
+        }
+        r = ik_q_fraction(r, g);
         /*
          * The world turn r of bone j, as a change of its local rotation: with the parent's
          * current world rotation P, local' = P^-1 r P local. Within limits, the turn made
