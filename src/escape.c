@@ -26,13 +26,14 @@
  * A solve also stops once IK_STALL_ITERATIONS iterations together brought the tip closer
  * by less than a fraction of what was left to gain, its distance less the least any pose
  * can have: STALL_REACHABLE (1e-5) of it for a target within reach, where a slow solve may
- * still get there; STALL_OUT_OF_REACH (1e-3) for one beyond, where the least is |target -
+ * still get there; STALL_OUT_OF_REACH (1e-2) for one beyond, where the least is |target -
  * base| - reach and getting closer to it gains nothing a user sees; such a solve also stops
  * as soon as it is within tolerance of that least. A lock-up the escape may not or can no
  * longer leave, or a target out of reach that a long chain would crawl towards for millions
  * of iterations, then costs a few hundred at most (the bench measured what each threshold
  * costs in success rates: 1e-4 for reachable targets already lost 0.4% on limited chains).
- * Distances at rounding level (STALL_FLOOR of the reach) stop it at once.
+ * So a solve stops short of its tolerance only after IK_STALL_ITERATIONS iterations: at
+ * tolerance 0 it goes on until its distance is 0 or has stopped shrinking.
  * Everything is deterministic.
  */
 #include "chain.h"
@@ -42,8 +43,7 @@
 #define STUCK_FREE 1e-6
 #define STUCK_LIMITED 0.1
 #define STALL_REACHABLE 1e-5
-#define STALL_OUT_OF_REACH 1e-3
-#define STALL_FLOOR 1e-12
+#define STALL_OUT_OF_REACH 1e-2
 
 ik_progress ik_progress_start(const ik_chain *c, ik_vec3 target, int m)
 {
@@ -92,7 +92,6 @@ ik_next ik_progress_next(const ik_chain *c, ik_progress *e, ik_real distance)
     if (e->reachable && e->kicks < ESCAPE_KICKS && distance > e->floor &&
         distance >= last * (1 - e->slow))
         return IK_KICK;
-    if (distance - e->least <= STALL_FLOOR * e->reach) return IK_STOP; /* as close as can be */
     if (e->least > 0 && distance - e->least <= c->settings.tolerance) return IK_STOP;
     if (++e->since < IK_STALL_ITERATIONS) return IK_GO_ON;
     e->since = 0;

@@ -199,18 +199,24 @@ static int push_quat(lua_State *L, const ik_real q[4])
     return 4;
 }
 
-/* A table to read (raw): one with an __index metamethod would read as empty, so no. */
-static void check_input_table(lua_State *L, int arg)
+/* Whether the table at idx has an __index metamethod: read raw, it would look empty. */
+static int is_proxy(lua_State *L, int idx)
 {
-    if (lua_type(L, arg) != LUA_TTABLE) type_error(L, arg, "table");
-    if (lua_getmetatable(L, arg)) {
-        int proxy;
+    int proxy = 0;
+    if (lua_getmetatable(L, idx)) {
         lua_pushliteral(L, "__index");
         lua_rawget(L, -2);
         proxy = !lua_isnil(L, -1);
         lua_pop(L, 2);
-        if (proxy) luaL_argerror(L, arg, "a plain table expected (this one has an __index metamethod)");
     }
+    return proxy;
+}
+
+/* A table to read (raw): one with an __index metamethod would read as empty, so no. */
+static void check_input_table(lua_State *L, int arg)
+{
+    if (lua_type(L, arg) != LUA_TTABLE) type_error(L, arg, "table");
+    if (is_proxy(L, arg)) luaL_argerror(L, arg, "a plain table expected (this one has an __index metamethod)");
 }
 
 /* The table at arg to fill, or a new one of size hint when arg is none or nil. */
@@ -962,7 +968,8 @@ static void read_setting(lua_State *L, ik_chain *chain, ik_settings *settings)
             settings->use_pole = 0;
         } else if (lua_type(L, -1) == LUA_TTABLE) {
             int k;
-            check_input_table(L, lua_gettop(L));
+            if (is_proxy(L, lua_gettop(L)))
+                luaL_argerror(L, 2, "pole: a plain table expected (this one has an __index metamethod)");
             for (k = 0; k < 3; k++) {
                 lua_rawgeti(L, -1, k + 1);
                 if (lua_type(L, -1) != LUA_TNUMBER) luaL_argerror(L, 2, "pole: a table of 3 numbers expected");

@@ -1,0 +1,305 @@
+-- The holes an adversarial audit found, one describe each, each with the case that failed
+-- before its fix: overflow at extreme scales, the pole in CCD, unbounded work, reached at
+-- tolerance 0, one rule for inputs in every VM, and type confusion. (Threads are a C test:
+-- spec/c/threads_test.c, run under ThreadSanitizer by CI.)
+
+local ik = require("ik")
+local h = require("spec.helpers")
+
+local unpack = table.unpack or unpack
+local huge = math.huge
+
+local function all_finite(c)
+    for _, v in ipairs(c:positions()) do
+        if not h.finite(v) then return false end
+    end
+    return true
+end
+
+describe("overflow at extreme scales", function()
+    it("a stretched chain of two 1e-9 bones solved towards (1e300, 0) stays finite: it stretches as far as the range allows and does not reach", function()
+        for _, dim in ipairs({ 2, 3 }) do
+            local c = dim == 2 and ik.chain2d({ 1e-9, 1e-9 }) or ik.chain3d({ 1e-9, 1e-9 })
+            c:configure({ stretch = true })
+            local target = { 1e300, 0, 0 }
+            local reached, distance = c:solve(unpack(target, 1, dim))
+            assert.is_true(all_finite(c), dim .. "D: a joint is not finite")
+            assert.is_true(h.finite(c:stretch_factor()), dim .. "D: the stretch factor is not finite")
+            assert.is_true(h.finite(distance))
+            assert.is_false(reached)
+            -- as far as it goes: 2e-9 times the largest factor, about 3.6e299
+            local tip = c:effector()
+            assert.is_true(tip > 1e299, dim .. "D: tip at " .. tip)
+        end
+    end)
+
+    it("a stretched chain given a bone of 1e300 by set_length stays finite", function()
+        for _, dim in ipairs({ 2, 3 }) do
+            local c = dim == 2 and ik.chain2d({ 1, 1 }) or ik.chain3d({ 1, 1 })
+            c:configure({ stretch = true })
+            c:solve(unpack({ 10, 0, 0 }, 1, dim))
+            assert.are.equal(5, c:stretch_factor())
+            c:set_length(1, 1e300)
+            assert.is_true(all_finite(c), dim .. "D: a joint is not finite after set_length")
+            assert.is_true(c:stretch_factor() * 1e300 <= 1e300)
+            c:solve(unpack({ 1e300, -1e300, 1e300 }, 1, dim))
+            assert.is_true(all_finite(c), dim .. "D: a joint is not finite after a solve")
+        end
+    end)
+
+    it("a pole with components near the largest double is normalised when configured, and solves stay finite", function()
+        local c = ik.chain3d({ 1, 1, 1 })
+        c:configure({ pole = { 1.7e308, 1.7e308, 0 } })
+        local p = c:settings().pole
+        assert.is_true(h.near(p[1], math.sqrt(0.5), 1e-15) and h.near(p[2], math.sqrt(0.5), 1e-15) and p[3] == 0)
+        for _, name in ipairs({ "solve_fabrik", "solve_ccd", "solve_relax" }) do
+            c[name](c, 1.5, 0, 0)
+            assert.is_true(all_finite(c), name)
+        end
+    end)
+end)
+
+describe("the pole in CCD", function()
+    -- Joints 2..n lie on the pole's side of the x axis: their component along the pole
+    -- (made perpendicular to x) is positive for all of them.
+    local function on_side(c, px, py, pz)
+        local l = math.sqrt(py * py + pz * pz)
+        for i = 2, #c do
+            local _, y, z = c:joint(i)
+            if (y * py + z * pz) / l <= 0 then return false, i, y, z end
+        end
+        return true
+    end
+
+    it("a straight 3D chain with pole {1, 1, 0} solving (1.5, 0, 0) with CCD bends towards +y, as FABRIK, relax and two-bone do", function()
+        for _, name in ipairs({ "solve_ccd", "solve_fabrik", "solve_relax" }) do
+            local c = ik.chain3d({ 1, 1, 1 })
+            c:configure({ pole = { 1, 1, 0 } })
+            assert.is_true((c[name](c, 1.5, 0, 0)), name .. " did not reach")
+            local ok, i, y, z = on_side(c, 1, 1, 0)
+            assert.is_true(ok, string.format("%s: joint %s at y = %s, z = %s", name, tostring(i), tostring(y), tostring(z)))
+        end
+    end)
+
+    it("CCD bends a straight 3D chain towards any pole (+y, -y, +z, -z) for targets on its line in front, and a 2D chain to the side bend asks for", function()
+        for n = 2, 4 do
+            for _, tx in ipairs({ 0.5, n - 0.5 }) do
+                for _, pole in ipairs({ { 0, 1, 0 }, { 0, -1, 0 }, { 0, 0, 1 }, { 0, 0, -1 } }) do
+                    local lengths = {}
+                    for i = 1, n do lengths[i] = 1 end
+                    local c = ik.chain3d(lengths)
+                    c:configure({ pole = pole, solver = "ccd" })
+                    assert.is_true((c:solve(tx, 0, 0)))
+                    -- the first interior joint, the one the escape bends
+                    local _, y, z = c:joint(2)
+                    assert.is_true(y * pole[2] + z * pole[3] > 0,
+                        string.format("n %d, target %g, pole (%g, %g, %g): joint 2 at (%g, %g)", n, tx, pole[1], pole[2], pole[3], y, z))
+                end
+                for _, bend in ipairs({ 1, -1 }) do
+                    local lengths = {}
+                    for i = 1, n do lengths[i] = 1 end
+                    local c = ik.chain2d(lengths)
+                    c:configure({ bend = bend, solver = "ccd" })
+                    assert.is_true((c:solve(tx, 0)))
+                    local _, y = c:joint(2)
+                    -- bend 1: positive joint angles, the joints clockwise of the line (y < 0)
+                    assert.is_true(y * bend < 0, string.format("2D n %d, target %g, bend %d: joint 2 at y = %g", n, tx, bend, y))
+                end
+            end
+        end
+    end)
+end)
+
+describe("bounded work", function()
+    local function long_chain(dim, n)
+        local lengths = {}
+        for i = 1, n do lengths[i] = 1 end
+        return dim == 2 and ik.chain2d(lengths) or ik.chain3d(lengths)
+    end
+
+    it("a 1000-bone chain allowed 200,000 iterations stops after a few thousand at most on a target out of reach, with every solver, 2D and 3D", function()
+        for _, dim in ipairs({ 2, 3 }) do
+            for _, solver in ipairs({ "ccd", "relax", "fabrik" }) do
+                for _, target in ipairs({ { 5000, 0, 0 }, { 0, 5000, 0 }, { -3000, 0, 4000 } }) do
+                    local c = long_chain(dim, 1000)
+                    c:configure({ iterations = 200000, solver = solver })
+                    local reached, distance, iterations = c:solve(unpack(target, 1, dim))
+                    assert.is_false(reached)
+                    assert.is_true(iterations <= 10000, string.format("%dD %s towards (%g, %g): %d iterations",
+                        dim, solver, target[1], target[2], iterations))
+                    assert.is_true(all_finite(c) and h.finite(distance))
+                end
+            end
+        end
+    end)
+
+    it("a chain that can come no closer stops: one bone of length 1 and a target at 0.5 takes 1 iteration (FABRIK) and at most 16 (CCD, relaxation)", function()
+        for _, solver in ipairs({ "fabrik", "ccd", "relax" }) do
+            local c = ik.chain2d({ 1 })
+            c:configure({ solver = solver, iterations = 1000000, greed = 1 })
+            local reached, distance, iterations = c:solve(0.25, 0.25)
+            assert.is_false(reached)
+            assert.is_true(h.near(distance, 1 - math.sqrt(0.125), 1e-12))
+            assert.is_true(iterations <= (solver == "fabrik" and 1 or 16), solver .. ": " .. iterations .. " iterations")
+        end
+    end)
+end)
+
+describe("reached, distance and the stopping rule", function()
+    it("at every tolerance, 0 included, reached is exactly distance <= tolerance, and distance is the tip's distance from the target as the chain reports it (every solver, 2D and 3D, 300 targets)", function()
+        local rng = h.rng(1401)
+        for _, dim in ipairs({ 2, 3 }) do
+            for _, solver in ipairs({ "fabrik", "ccd", "relax" }) do
+                for _, tolerance in ipairs({ 0, 1e-12, 1e-6, 1e-3 }) do
+                    local c = dim == 2 and ik.chain2d({ 1, 0.8, 0.6 }) or ik.chain3d({ 1, 0.8, 0.6 })
+                    c:configure({ solver = solver, tolerance = tolerance, iterations = 200 })
+                    for _ = 1, 25 do
+                        local t = { rng.uniform(-2, 2), rng.uniform(-2, 2), rng.uniform(-2, 2) }
+                        local reached, distance = c:solve(unpack(t, 1, dim))
+                        local tip = { c:effector() }
+                        local d2 = 0
+                        for k = 1, dim do d2 = d2 + (tip[k] - t[k]) ^ 2 end
+                        assert.are.equal(distance <= tolerance, reached)
+                        assert.is_true(h.near(distance, math.sqrt(d2), 1e-15),
+                            string.format("%s tol %g: reported %.17g, tip at %.17g", solver, tolerance, distance, math.sqrt(d2)))
+                    end
+                end
+            end
+        end
+    end)
+
+    -- Before, FABRIK stopped when the tip was on the target in its working points, and then
+    -- reported the distance of the pose mapped from them: reached = false, 2e-16 away,
+    -- after 6 iterations. Now the distance it stops on is the one it reports.
+    it("at tolerance 0 a solve that does not reach has run at least 8 iterations (it stopped because its distance stopped shrinking, not on a distance it does not report)", function()
+        local rng = h.rng(1402)
+        for _, solver in ipairs({ "fabrik", "ccd", "relax" }) do
+            local c = ik.chain2d({ 1, 1, 1, 1 })
+            c:configure({ tolerance = 0, iterations = 1000, solver = solver })
+            for _ = 1, 300 do
+                local a, r = rng.angle(), rng.uniform(0.5, 3.5)
+                local reached, distance, iterations = c:solve(r * math.cos(a), r * math.sin(a))
+                assert.are.equal(distance == 0, reached)
+                assert.is_true(reached or iterations >= 8, string.format("%s: not reached, %.3g away, after %d iterations", solver, distance, iterations))
+            end
+        end
+    end)
+end)
+
+describe("one rule for inputs in every VM", function()
+    -- Method calls number their arguments from the first after self (luaL_argerror).
+    it("numbers only: a numeric string is refused wherever a number is taken (arguments, lengths, targets, settings, poles)", function()
+        local c2, c3 = ik.chain2d({ 1, 1 }), ik.chain3d({ 1, 1 })
+        local cases = {
+            { 1, "solve", function() c2:solve("1", 0) end },
+            { 2, "set_angle", function() c2:set_angle(1, "0.5") end },
+            { 1, "set_angle", function() c2:set_angle("1", 0.5) end },
+            { 1, "chain2d", function() ik.chain2d({ 1, "2" }) end },
+            { 2, "chain2d", function() ik.chain2d({ 1 }, "0") end },
+            { 1, "configure", function() c2:configure({ tolerance = "0.1" }) end },
+            { 1, "configure", function() c2:configure({ iterations = "8" }) end },
+            { 1, "configure", function() c3:configure({ pole = { 0, "1", 0 } }) end },
+            { 2, "solve_many", function() ik.solve_many({ c2 }, { "1", 0 }) end },
+            { 1, "two_bone", function() ik.two_bone("1", 1, 1, 1) end },
+            { 3, "set_base", function() c3:set_base(0, 0, "0") end },
+            { 1, "set_weight", function() c2:set_weight("1", 1) end },
+            -- LuaJIT reads "0b1" as a number, Lua 5.4 does not: refused in both
+            { 2, "set_length", function() c2:set_length(1, "0b1") end },
+        }
+        for _, case in ipairs(cases) do
+            local ok, msg = h.argerror(case[1], case[2], case[3])
+            assert.is_true(ok, msg)
+        end
+        assert.are.equal(2, #c2)
+    end)
+
+    it("-0 is taken as +0: tolerance, angles, targets, lengths and weights read back as +0", function()
+        local c = ik.chain2d({ 1, -0.0 })
+        assert.are.equal(huge, 1 / c:length(2))
+        c:configure({ tolerance = -0.0, mix = 1, softness = -0.0 })
+        assert.are.equal(huge, 1 / c:settings().tolerance)
+        assert.are.equal(huge, 1 / c:settings().softness)
+        c:set_angle(1, -0.0)
+        assert.are.equal(huge, 1 / c:angle(1))
+        c:set_weight(1, -0.0)
+        assert.are.equal(huge, 1 / c:weight(1))
+        c:set_target(-0.0, -0.0)
+        local x, y = c:target()
+        assert.are.equal(huge, 1 / x)
+        assert.are.equal(huge, 1 / y)
+    end)
+
+    it("a table with an __index metamethod is refused, not read as empty: configure, solve_many, chain2d, set_angles, a pole", function()
+        local c2, c3 = ik.chain2d({ 1, 1 }), ik.chain3d({ 1, 1 })
+        local function proxy(t) return setmetatable({}, { __index = t }) end
+        local cases = {
+            { 1, "configure", function() c2:configure(proxy({ iterations = 3 })) end },
+            { 1, "solve_many", function() ik.solve_many(proxy({ c2 }), { 1, 1 }) end },
+            { 2, "solve_many", function() ik.solve_many({ c2 }, proxy({ 1, 1 })) end },
+            { 1, "chain2d", function() ik.chain2d(proxy({ 1, 1 })) end },
+            { 1, "set_angles", function() c2:set_angles(proxy({ 0, 0 })) end },
+            { 1, "configure", function() c3:configure({ pole = proxy({ 0, 1, 0 }) }) end },
+        }
+        for _, case in ipairs(cases) do
+            local ok, msg = h.argerror(case[1], case[2], case[3])
+            assert.is_true(ok, msg)
+        end
+        assert.are.equal(64, c2:settings().iterations)
+    end)
+
+    it("a 2D call given a z is refused (it was ignored), and chain3d honours a base rotation (it was ignored)", function()
+        local c = ik.chain2d({ 1, 1 })
+        local calls = {
+            solve = function() c:solve(1, 1, 0) end,
+            solve_fabrik = function() c:solve_fabrik(1, 1, 0) end,
+            solve_ccd = function() c:solve_ccd(1, 1, 0) end,
+            solve_relax = function() c:solve_relax(1, 1, 0) end,
+            solve_two_bone = function() c:solve_two_bone(1, 1, 0) end,
+            set_target = function() c:set_target(1, 1, 0) end,
+        }
+        for name, call in pairs(calls) do
+            local ok, msg = h.argerror(3, name, call)
+            assert.is_true(ok, msg)
+        end
+        local ok, msg = h.argerror(5, "chain2d", function() ik.chain2d({ 1 }, 0, 0, 0, 1) end)
+        assert.is_true(ok, msg)
+        local s = math.sqrt(0.5)
+        local c3 = ik.chain3d({ 1 }, 1, 2, 3, s, 0, 0, s) -- a quarter turn about z: the bone along +y
+        local x, y, z = c3:effector()
+        assert.is_true(h.near(x, 1, 1e-15) and h.near(y, 3, 1e-15) and h.near(z, 3, 1e-15))
+    end)
+end)
+
+describe("type confusion", function()
+    it("a chain's or a rig's metatable is protected (getmetatable gives its name)", function()
+        local c = ik.chain2d({ 1 })
+        assert.are.equal("ik.chain", getmetatable(c))
+        assert.are.equal("ik.rig", getmetatable(ik.rig({ c })))
+        assert.is_false(pcall(setmetatable, c, {}))
+    end)
+
+    it("the chain metatable moved onto another userdata with the debug library gives a clean error, not a crash", function()
+        local mt = debug.getmetatable(ik.chain2d({ 1 }))
+        local foreign = io.tmpfile()
+        local saved = debug.getmetatable(foreign)
+        debug.setmetatable(foreign, mt)
+        local ok, err = pcall(function() return foreign:solve(1, 1) end)
+        local ok2, err2 = pcall(function() return foreign:positions() end)
+        local ok3 = pcall(ik.solve_many, { foreign }, { 1, 1 })
+        debug.setmetatable(foreign, saved)
+        foreign:close()
+        assert.is_false(ok)
+        assert.is_truthy(tostring(err):find("ik chain expected", 1, true), tostring(err))
+        assert.is_false(ok2)
+        assert.is_truthy(tostring(err2):find("ik chain expected", 1, true), tostring(err2))
+        assert.is_false(ok3)
+    end)
+
+    it("a rig's methods refuse a chain, and a chain's refuse a rig", function()
+        local c = ik.chain2d({ 1 })
+        local rig = ik.rig({ c })
+        local rig_mt = debug.getmetatable(rig)
+        assert.is_false(pcall(rig_mt.__index.solve, c))
+        assert.is_false(pcall(c.solve, rig, 1, 1))
+    end)
+end)
