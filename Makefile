@@ -17,6 +17,7 @@
 #   make fuzz     the libFuzzer harnesses of the core (clang, ASan, UBSan), FUZZ_TIME (60) s each
 #   make test-asan       the specs under Lua 5.4 with the module built with ASan and UBSan
 #   make test-valgrind   the specs under Lua 5.4 run by valgrind's memcheck
+#   make test-tsan       the C threads test (spec/c/threads_test.c) under ThreadSanitizer
 #   make determinism     a fixed workload's every result, bit for bit the same from Lua 5.4
 #                        and LuaJIT, -O0 and -O2, gcc and clang builds (build/det/)
 #   make deps     installs the Debian packages the above need (as root), or says how
@@ -59,7 +60,7 @@ FUZZ_TIME   ?= 60
 FUZZ_BIN    := $(FUZZERS:%=build/fuzz/fuzz_%)
 REPLAY_BIN  := $(FUZZERS:%=build/replay/fuzz_%)
 
-.PHONY: all luajit test test-asan test-valgrind determinism demo readme-picture deps bench \
+.PHONY: all luajit test test-asan test-valgrind test-tsan determinism demo readme-picture deps bench \
         bench-instr bench-spine fuzz-lua fuzz clang-deps clean rock-leftovers love love-screenshot
 
 all: ik/core.so libik.a build/examples/solve
@@ -106,10 +107,23 @@ build/tests/edge_scale: spec/c/edge_scale_test.c libik.a src/ik.h
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -Isrc spec/c/edge_scale_test.c libik.a -o $@ -lm
 
+# Threads: ik.h's promise (chains of their own per thread; shared reads after
+# ik_chain_update), plain in make test, under ThreadSanitizer in make test-tsan.
+build/tests/threads: spec/c/threads_test.c libik.a src/ik.h
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -Isrc spec/c/threads_test.c libik.a -o $@ -lm -lpthread
+
+build/tsan/threads: spec/c/threads_test.c $(CORE_SRC) $(CORE_HDR) | clang-deps
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(CSTD) -g -O1 $(WARN) $(FP_FLAGS) -fsanitize=thread -Isrc $< $(CORE_SRC) -o $@ -lm -lpthread
+
+test-tsan: deps build/tsan/threads
+	TSAN_OPTIONS=halt_on_error=1:exitcode=66 build/tsan/threads
+
 deps:
 	@sh tools/deps.sh
 
-test: deps all luajit build/examples/host $(LOVE_SPEC_IK) build/tests/edge_scale $(REPLAY_BIN)
+test: deps all luajit build/examples/host $(LOVE_SPEC_IK) build/tests/edge_scale build/tests/threads $(REPLAY_BIN)
 	@sh spec/run.sh
 
 demo: deps ik/core.so

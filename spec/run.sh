@@ -103,6 +103,20 @@ c_edge_scale() {
     fi
 }
 
+# What ik.h promises threads (spec/c/threads_test.c): one test.
+c_threads() {
+    test=build/tests/threads
+    if [ ! -x "$test" ]; then
+        fail C "$test is missing (run make test)"
+    elif "$test" >"$logs/threads.out" 2>&1; then
+        echo "C threads: 1 passed ($(tail -n 1 "$logs/threads.out"))"
+        passed=$((passed + 1))
+    else
+        fail C "$test failed:"
+        sed 's/^/    /' "$logs/threads.out"
+    fi
+}
+
 # The corpus of each libFuzzer harness -- its seeds and every crash it found, which must
 # now pass -- replayed through the harness's checks by a plain build (spec/fuzz/replay.c).
 fuzz_corpus() {
@@ -206,6 +220,7 @@ all)
     specs luajit build/luajit/ik/core.so busted --lua=luajit --cpath='build/luajit/?.so'
     c_example
     c_edge_scale
+    c_threads
     fuzz_corpus
     engine_host
     love_runtime
