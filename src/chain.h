@@ -208,6 +208,23 @@ void ik_chain_take_base(ik_chain *c);
  */
 ik_vec3 ik_chain_bend_side(const ik_chain *c, ik_vec3 line);
 
+/* The reach of bones 0..m-1 (and their longest): the cached sums for the whole chain. */
+static inline ik_real ik_chain_reach_to(const ik_chain *c, int m, ik_real *longest)
+{
+    ik_real total = 0, most = 0;
+    int i;
+    if (m == c->n) {
+        if (longest) *longest = c->longest;
+        return c->reach;
+    }
+    for (i = 0; i < m; i++) {
+        total += c->length[i];
+        if (c->length[i] > most) most = c->length[i];
+    }
+    if (longest) *longest = most;
+    return total;
+}
+
 /* Recomputes reach and longest after a length changed; keeps scale * longest in range. */
 void ik_chain_lengths_changed(ik_chain *c);
 
@@ -279,6 +296,8 @@ typedef enum ik_next {
 } ik_next;
 
 ik_progress ik_progress_start(const ik_chain *chain, ik_vec3 target, int m);
+/* The same, given the tip's distance from the target and the base's. */
+ik_progress ik_progress_from(const ik_chain *chain, int m, ik_real distance, ik_real base_distance);
 /* Progress with no escape, for an error of the given scale (aiming: an angle, scale pi). */
 ik_progress ik_progress_plain(ik_real error, ik_real scale);
 /* distance: the tip's after this iteration (above tolerance, which the caller checks). */

@@ -47,16 +47,17 @@
 
 ik_progress ik_progress_start(const ik_chain *c, ik_vec3 target, int m)
 {
+    return ik_progress_from(c, m, ik_v3_len(ik_v3_sub(target, ik_joint_v3(c, m))),
+                            ik_v3_len(ik_v3_sub(target, ik_joint_v3(c, 0))));
+}
+
+ik_progress ik_progress_from(const ik_chain *c, int m, ik_real distance, ik_real d)
+{
     ik_progress e;
-    ik_real longest = 0, total = 0, d = ik_v3_len(ik_v3_sub(target, ik_joint_v3(c, 0)));
-    int i;
-    for (i = 0; i < m; i++) {
-        total += c->length[i];
-        if (c->length[i] > longest) longest = c->length[i];
-    }
+    ik_real longest, total = ik_chain_reach_to(c, m, &longest);
     e.m = m;
     e.reach = total;
-    e.last = ik_v3_len(ik_v3_sub(target, ik_joint_v3(c, m)));
+    e.last = distance;
     e.least = d > total ? d - total : 0;
     e.mark = e.last;
     e.kicks = 0;

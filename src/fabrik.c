@@ -169,7 +169,8 @@ static void put_base(ik_chain *c)
 
 static ik_real tip_distance(const ik_chain *c, int m, ik_vec3 target)
 {
-    return ik_v3_len(ik_v3_sub(target, ik_joint_v3(c, m)));
+    if (c->dim == 2) return ik_v2_len(ik_v2_sub(ik_v2(target.x, target.y), ik_joint2(c, m)));
+    return ik_v3_len(ik_v3_sub(target, ik_joint3(c, m)));
 }
 
 void ik_fabrik_straighten(ik_chain *c, ik_vec3 target, int m)
@@ -189,45 +190,172 @@ void ik_fabrik_straighten(ik_chain *c, ik_vec3 target, int m)
     }
 }
 
-int ik_fabrik(ik_chain *c, ik_vec3 target, int m)
+/* One solve in progress: what the single and the batched solve share. */
+typedef struct fab {
+    ik_chain *c;
+    ik_vec3 target;
+    ik_real end[3];
+    int m, iter;
+    ik_progress progress;
+} fab;
+
+/*
+ * Starts a solve: the iterations it is done with (0: within tolerance already; 1: out of
+ * reach, or one bone, straightened), or -1 when it is to iterate.
+ */
+static int fab_start(fab *f, ik_chain *c, ik_vec3 target, int m)
 {
     const ik_settings *s = &c->settings;
-    ik_real end[3], reach = 0, distance;
-    ik_progress progress;
-    int i, iter = 0;
-    end[0] = target.x, end[1] = target.y, end[2] = target.z;
-    if (tip_distance(c, m, target) <= s->tolerance) return 0;
-    for (i = 0; i < m; i++) reach += c->length[i];
+    ik_real distance = tip_distance(c, m, target), from_base;
+    if (distance <= s->tolerance) return 0;
+    from_base = c->dim == 2 ? ik_v2_len(ik_v2_sub(ik_v2(target.x, target.y), ik_joint2(c, 0)))
+                            : ik_v3_len(ik_v3_sub(target, ik_joint3(c, 0)));
     /*
      * Out of reach, or within tolerance of full reach (where FABRIK crawls): straight. One
      * bone: its first iteration points it at the target, and every later one would repeat it.
      */
-    if (m == 1 || ik_v3_len(ik_v3_sub(target, ik_joint_v3(c, 0))) >= reach - s->tolerance) {
+    if (m == 1 || from_base >= ik_chain_reach_to(c, m, NULL) - s->tolerance) {
         ik_fabrik_straighten(c, target, m);
         return 1;
     }
-    progress = ik_progress_start(c, target, m);
-    for (;;) {
-        ik_fabrik_backward(c, 0, m, end);
+    f->c = c;
+    f->target = target;
+    f->end[0] = target.x, f->end[1] = target.y, f->end[2] = target.z;
+    f->m = m;
+    f->iter = 0;
+    f->progress = ik_progress_from(c, m, distance, from_base);
+    return -1;
+}
+
+/* After an iteration's passes: whether the solve goes on (escaping a lock-up if it must). */
+static int fab_after(fab *f)
+{
+    ik_chain *c = f->c;
+    const ik_settings *s = &c->settings;
+    ik_real distance = tip_distance(c, f->m, f->target);
+    f->iter++;
+    if (distance <= s->tolerance || f->iter >= s->iterations) return 0;
+    switch (ik_progress_next(c, &f->progress, distance)) {
+    case IK_GO_ON: return 1;
+    case IK_STOP: return 0;
+    case IK_KICK: break;
+    }
+    ik_chain_settle(c);
+    if (c->limited) {
+        f->iter += ik_escape_finish(c, f->target, f->m, s->iterations - f->iter, 0);
+        return 0;
+    }
+    ik_escape_kick(c, f->target, &f->progress, 0);
+    return 1;
+}
+
+int ik_fabrik(ik_chain *c, ik_vec3 target, int m)
+{
+    fab f;
+    int done = fab_start(&f, c, target, m);
+    if (done >= 0) return done;
+    do {
+        ik_fabrik_backward(c, 0, m, f.end);
         put_base(c);
         ik_fabrik_forward(c, 0, m);
-        iter++;
-        distance = tip_distance(c, m, target);
-        if (distance <= s->tolerance || iter >= s->iterations) break;
-        switch (ik_progress_next(c, &progress, distance)) {
-        case IK_GO_ON: continue;
-        case IK_STOP: return iter;
-        case IK_KICK: break;
-        }
-        ik_chain_settle(c);
-        if (c->limited) return iter + ik_escape_finish(c, target, m, s->iterations - iter, 0);
-        ik_escape_kick(c, target, &progress, 0);
+    } while (fab_after(&f));
+    return f.iter;
+}
+
+/*
+ * The batch: chains without limits, solved side by side. Every chain takes exactly the
+ * steps ik_fabrik would, with the same arithmetic in the same order; only the chains'
+ * steps are interleaved, bone s of every chain still iterating before bone s + 1 of any, so
+ * the processor overlaps the independent chains' square roots and divisions, which one
+ * chain must wait for one after the other.
+ */
+static void batch_passes2(fab *const *f, int count, int longest)
+{
+    int k, s;
+    for (k = 0; k < count; k++) {
+        ik_chain *c = f[k]->c;
+        ik_v2_store(ik_joint(c, c->n), ik_v2(f[k]->end[0], f[k]->end[1]));
+        c->pose_behind = 1;
     }
-    return iter;
+    for (s = 0; s < longest; s++) {
+        for (k = 0; k < count; k++) {
+            ik_chain *c = f[k]->c;
+            int i = c->n - 1 - s;
+            if (i >= 0) {
+                ik_real *p = c->joint + 2 * (size_t)i;
+                ik_vec2 next = ik_v2_load(p + 2);
+                next = ik_v2_sub(next, along2(ik_v2_sub(next, ik_v2_load(p)), c->length[i], c->dir + 2 * (size_t)i));
+                ik_v2_store(p, next);
+            }
+        }
+    }
+    for (k = 0; k < count; k++) put_base(f[k]->c);
+    for (s = 0; s < longest; s++) {
+        for (k = 0; k < count; k++) {
+            ik_chain *c = f[k]->c;
+            if (s < c->n) {
+                ik_real *p = c->joint + 2 * (size_t)s;
+                ik_vec2 from = ik_v2_load(p);
+                from = ik_v2_add(from, along2(ik_v2_sub(ik_v2_load(p + 2), from), c->length[s], c->dir + 2 * (size_t)s));
+                ik_v2_store(p + 2, from);
+            }
+        }
+    }
+}
+
+static void batch_passes3(fab *const *f, int count, int longest)
+{
+    int k, s;
+    for (k = 0; k < count; k++) {
+        ik_chain *c = f[k]->c;
+        ik_v3_store(ik_joint(c, c->n), ik_v3_load(f[k]->end));
+        c->pose_behind = 1;
+    }
+    for (s = 0; s < longest; s++) {
+        for (k = 0; k < count; k++) {
+            ik_chain *c = f[k]->c;
+            int i = c->n - 1 - s;
+            if (i >= 0) {
+                ik_real *p = c->joint + 3 * (size_t)i;
+                ik_vec3 next = ik_v3_load(p + 3);
+                next = ik_v3_sub(next, along3(ik_v3_sub(next, ik_v3_load(p)), c->length[i], c->dir + 3 * (size_t)i));
+                ik_v3_store(p, next);
+            }
+        }
+    }
+    for (k = 0; k < count; k++) put_base(f[k]->c);
+    for (s = 0; s < longest; s++) {
+        for (k = 0; k < count; k++) {
+            ik_chain *c = f[k]->c;
+            if (s < c->n) {
+                ik_real *p = c->joint + 3 * (size_t)s;
+                ik_vec3 from = ik_v3_load(p);
+                from = ik_v3_add(from, along3(ik_v3_sub(ik_v3_load(p + 3), from), c->length[s], c->dir + 3 * (size_t)s));
+                ik_v3_store(p + 3, from);
+            }
+        }
+    }
 }
 
 int ik_fabrik_batch(ik_chain *const *chains, const ik_vec3 *targets, int count, int *iterations)
 {
-    (void)chains, (void)targets, (void)count, (void)iterations;
-    return 0;
+    fab run[IK_BATCH], *live[IK_BATCH];
+    int k, n = 0;
+    for (k = 0; k < count; k++) {
+        iterations[k] = fab_start(&run[k], chains[k], targets[k], chains[k]->n);
+        if (iterations[k] < 0) live[n++] = &run[k];
+    }
+    while (n > 0) {
+        int longest = 0, kept = 0;
+        for (k = 0; k < n; k++)
+            if (live[k]->c->n > longest) longest = live[k]->c->n;
+        if (chains[0]->dim == 2) batch_passes2(live, n, longest);
+        else batch_passes3(live, n, longest);
+        for (k = 0; k < n; k++) {
+            if (fab_after(live[k])) live[kept++] = live[k];
+            else iterations[live[k] - run] = live[k]->iter;
+        }
+        n = kept;
+    }
+    return 1;
 }

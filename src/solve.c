@@ -114,9 +114,8 @@ static void way_in(ik_chain *c, ik_solver solver, solve *s)
 {
     const ik_settings *set = &c->settings;
     int aim = solver == IK_SOLVER_AIM;
-    ik_real reach = 0, d;
+    ik_real reach;
     ik_vec3 u = ik_v3(0, 0, 0), base;
-    int i;
     s->solver = solver;
     s->oriented = c->has_orientation && !aim;
     s->m = s->oriented ? c->n - 1 : c->n;
@@ -147,7 +146,7 @@ static void way_in(ik_chain *c, ik_solver solver, solve *s)
     }
 
     base = ik_joint_v3(c, 0);
-    for (i = 0; i < s->m; i++) reach += c->length[i];
+    reach = ik_chain_reach_to(c, s->m, NULL);
     if (s->oriented) u = ik_goal_direction(c);
     if (set->stretch) {
         ik_real factor = stretch_factor(ik_v3_sub(c->target, base), u,
@@ -168,10 +167,12 @@ static void way_in(ik_chain *c, ik_solver solver, solve *s)
         ik_chain_fk(c);
     }
     s->aim = s->oriented ? ik_v3_sub(c->target, ik_v3_scale(u, c->length[c->n - 1])) : c->target;
-    d = ik_v3_len(ik_v3_sub(s->aim, base));
-    if (!set->stretch && set->softness > 0 && d > 0)
-        s->aim = ik_v3_add(base, ik_v3_scale(ik_v3_sub(s->aim, base),
-                                             ik_soft_distance(d, reach, set->softness) / d));
+    if (!set->stretch && set->softness > 0) {
+        ik_real d = ik_v3_len(ik_v3_sub(s->aim, base));
+        if (d > 0)
+            s->aim = ik_v3_add(base, ik_v3_scale(ik_v3_sub(s->aim, base),
+                                                 ik_soft_distance(d, reach, set->softness) / d));
+    }
     s->run = 1;
 }
 
@@ -336,7 +337,10 @@ static ik_status solve_with(ik_chain *c, ik_solver solver, const ik_real *target
     solve s;
     ik_status st = check_solve(c, solver, target);
     if (st != IK_OK) return st;
-    if (target) ik_chain_set_target(c, target);
+    if (target) { /* checked above */
+        c->target = ik_v3(target[0] + 0.0, target[1] + 0.0, c->dim == 3 ? target[2] + 0.0 : 0);
+        c->has_target = 1;
+    }
     ik_chain_follow(c);
     way_in(c, solver, &s);
     if (s.run) run_solver(c, &s);
