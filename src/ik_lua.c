@@ -1436,6 +1436,59 @@ static int rig_solve(lua_State *L)
     return 3;
 }
 
+/* ---- the LuaJIT FFI path ---- */
+
+/*
+ * lua/ik/init.lua calls the core through LuaJIT's FFI where it can: a call from compiled
+ * Lua then costs a few nanoseconds, where the C API costs about a hundred. It gets the
+ * entry points from this table (declared the same in init.lua), so it needs no symbol
+ * lookup, which LÖVE's loader would not allow. Every argument is checked in Lua before a
+ * call, and anything the fast path does not take goes to the C API function of the same
+ * name, so both paths accept, refuse and compute exactly the same.
+ */
+typedef struct ffi_api {
+    ik_status (*solve)(ik_chain *, const ik_real *, ik_result *);
+    ik_status (*solve_fabrik)(ik_chain *, const ik_real *, ik_result *);
+    ik_status (*solve_ccd)(ik_chain *, const ik_real *, ik_result *);
+    ik_status (*solve_relax)(ik_chain *, const ik_real *, ik_result *);
+    ik_status (*solve_two_bone)(ik_chain *, const ik_real *, ik_result *);
+    ik_status (*solve_aim)(ik_chain *, const ik_real *, ik_result *);
+    const ik_real *(*positions)(ik_chain *);
+    ik_status (*angle)(ik_chain *, int, ik_real *);
+    ik_status (*world_angle)(ik_chain *, int, ik_real *);
+    ik_status (*set_angle)(ik_chain *, int, ik_real);
+    ik_status (*rotation)(ik_chain *, int, ik_real *);
+    ik_status (*world_rotation)(ik_chain *, int, ik_real *);
+    ik_status (*set_target)(ik_chain *, const ik_real *);
+    int (*count)(const ik_chain *);
+    int (*dim)(const ik_chain *);
+    ik_status (*rig_solve)(ik_rig *, ik_result *);
+    ik_status (*two_bone)(ik_real, ik_real, ik_real, ik_real, int, ik_real *, ik_real *, int *);
+    ik_status (*solve_many)(ik_chain *const *, int, const ik_real *, int *, ik_result *, int *);
+    void (*update)(ik_chain *);
+} ffi_api;
+
+static const ffi_api the_ffi_api = {
+    ik_chain_solve, ik_chain_solve_fabrik, ik_chain_solve_ccd, ik_chain_solve_relax,
+    ik_chain_solve_two_bone, ik_chain_solve_aim, ik_chain_positions, ik_chain2d_angle,
+    ik_chain2d_world_angle, ik_chain2d_set_angle, ik_chain3d_rotation, ik_chain3d_world_rotation,
+    ik_chain_set_target, ik_chain_count, ik_chain_dim, ik_rig_solve, ik_two_bone, ik_solve_many,
+    ik_chain_update
+};
+
+/* ik.core._ffi(): the table above (a light userdata), and the method tables to fill. */
+static int mod_ffi(lua_State *L)
+{
+    lua_pushlightuserdata(L, (void *)(size_t)&the_ffi_api);
+    lua_pushvalue(L, CHAIN_MT);
+    lua_getfield(L, -1, "__index");
+    lua_remove(L, -2);
+    lua_pushvalue(L, RIG_MT);
+    lua_getfield(L, -1, "__index");
+    lua_remove(L, -2);
+    return 3;
+}
+
 /* ---- registration ---- */
 
 static const luaL_Reg chain_methods[] = {
@@ -1523,6 +1576,7 @@ static const luaL_Reg module_functions[] = {
     {"chain3d_points", mod_chain3d_points},
     {"solve_many", mod_solve_many},
     {"rig", mod_rig},
+    {"_ffi", mod_ffi},
     {NULL, NULL}
 };
 

@@ -1,5 +1,288 @@
--- ik: inverse kinematics for bone chains. The C core ik.core does all the work (and sets
--- _VERSION); this file is what require("ik") finds, and the place for Lua-side helpers.
+-- ik: inverse kinematics for bone chains and rigs. The C core ik.core does all the work;
+-- this file is what require("ik") finds.
+--
+-- Under LuaJIT with its compiler on (LÖVE, for one), the calls a game makes every frame
+-- (the solves, reading joints and angles, setting a target) go to the same C functions
+-- through the FFI: from compiled Lua such a call costs a few nanoseconds, where the Lua C
+-- API costs about a hundred. Each fast path checks its arguments in Lua and hands
+-- anything it does not take (a misuse, an unusual argument) to the C API function of the
+-- same name, so both paths accept, refuse and compute exactly the same, bit for bit.
 local core = require("ik.core")
+
+local ffi_ok, ffi = false, nil
+if jit and jit.status and jit.status() and core._ffi then
+    ffi_ok, ffi = pcall(require, "ffi")
+end
+if not ffi_ok then return core end
+
+ffi.cdef([[
+typedef struct ik_ffi_chain ik_ffi_chain;
+typedef struct ik_ffi_rig ik_ffi_rig;
+typedef struct { int reached; double distance; double angle_error; int iterations; } ik_ffi_result;
+typedef struct {
+    int (*solve)(ik_ffi_chain *, const double *, ik_ffi_result *);
+    int (*solve_fabrik)(ik_ffi_chain *, const double *, ik_ffi_result *);
+    int (*solve_ccd)(ik_ffi_chain *, const double *, ik_ffi_result *);
+    int (*solve_relax)(ik_ffi_chain *, const double *, ik_ffi_result *);
+    int (*solve_two_bone)(ik_ffi_chain *, const double *, ik_ffi_result *);
+    int (*solve_aim)(ik_ffi_chain *, const double *, ik_ffi_result *);
+    const double *(*positions)(ik_ffi_chain *);
+    int (*angle)(ik_ffi_chain *, int, double *);
+    int (*world_angle)(ik_ffi_chain *, int, double *);
+    int (*set_angle)(ik_ffi_chain *, int, double);
+    int (*rotation)(ik_ffi_chain *, int, double *);
+    int (*world_rotation)(ik_ffi_chain *, int, double *);
+    int (*set_target)(ik_ffi_chain *, const double *);
+    int (*count)(const ik_ffi_chain *);
+    int (*dim)(const ik_ffi_chain *);
+    int (*rig_solve)(ik_ffi_rig *, ik_ffi_result *);
+    int (*two_bone)(double, double, double, double, int, double *, double *, int *);
+    int (*solve_many)(ik_ffi_chain *const *, int, const double *, int *, ik_ffi_result *, int *);
+    void (*update)(ik_ffi_chain *);
+} ik_ffi_api;
+typedef union { ik_ffi_chain *chain; ik_ffi_rig *rig; double align; } ik_ffi_box;
+]])
+
+local api_ptr, methods, rig_methods = core._ffi()
+local api = ffi.cast("const ik_ffi_api *", api_ptr)
+local floor = math.floor
+local MAX = 1e300 -- IK_MAX_COORD: abs(x) <= MAX is false for NaN and the infinities too
+
+-- The chains and rigs made through this module, with their core pointers and shapes:
+-- only these take the fast paths (a foreign userdata never does). Weak keys.
+local chain_of = setmetatable({}, { __mode = "k" })
+local dim_of = setmetatable({}, { __mode = "k" })
+local joints_of = setmetatable({}, { __mode = "k" }) -- the joint array: it never moves
+local rig_of = setmetatable({}, { __mode = "k" })
+
+-- The slow path: the C API function itself, under pcall, so that an argument error it raises
+-- reads as the user's call would have had it, had it gone to the C function directly
+-- (luaL_argerror numbers a method's arguments from the first after self, and names the
+-- function as the call site does; called from here, it could not know either).
+local getinfo = debug and debug.getinfo
+
+local function fix(name, message)
+    local k, why = tostring(message):match("^bad argument #(%d+) to '[^']*' %((.*)%)$")
+    local info = k and getinfo and getinfo(3, "n") -- the fast path, as its caller called it
+    if not k then return message end
+    k = tonumber(k)
+    if info and info.namewhat == "method" then
+        k = k - 1
+        if k == 0 then return ("calling '%s' on bad self (%s)"):format(name, why) end
+    end
+    return ("bad argument #%d to '%s' (%s)"):format(k, name, why)
+end
+
+local function rethrow(name, ok, a, b, c, d)
+    if not ok then error(fix(name, a), 3) end
+    return a, b, c, d
+end
+
+local function register(ud)
+    chain_of[ud] = ffi.cast("ik_ffi_box *", ud).chain
+    dim_of[ud] = api.dim(chain_of[ud])
+    joints_of[ud] = api.positions(chain_of[ud])
+    return ud
+end
+
+for _, name in ipairs({ "chain2d", "chain3d", "chain2d_points", "chain3d_points" }) do
+    local make = core[name]
+    core[name] = function(...) return register((rethrow(name, pcall(make, ...)))) end
+end
+local clone = methods.clone
+methods.clone = function(self, ...) return register((rethrow("clone", pcall(clone, self, ...)))) end
+local make_rig = core.rig
+core.rig = function(...)
+    local rig = rethrow("rig", pcall(make_rig, ...))
+    rig_of[rig] = ffi.cast("ik_ffi_box *", rig).rig
+    return rig
+end
+
+-- Scratch the fast paths fill and the core reads: no garbage per call.
+local target = ffi.new("double[3]")
+local result = ffi.new("ik_ffi_result")
+local out = ffi.new("double[4]")
+local out2 = ffi.new("double[1]")
+local flag = ffi.new("int[1]")
+
+local function is_coord(v) return type(v) == "number" and v <= MAX and v >= -MAX end
+
+
+
+-- chain:solve*(x, y[, z]), or () for the kept goal.
+local function solve_path(name)
+    local entry, slow = api[name], methods[name]
+    methods[name] = function(self, x, y, z, extra)
+        local p = chain_of[self]
+        if p ~= nil and extra == nil then
+            local status
+            if x == nil and y == nil and z == nil then
+                status = entry(p, nil, result)
+            elseif is_coord(x) and is_coord(y) then
+                target[0], target[1] = x + 0.0, y + 0.0 -- -0 is +0, as in the C API
+                if dim_of[self] == 2 then
+                    if z == nil then status = entry(p, target, result) end
+                elseif is_coord(z) then
+                    target[2] = z + 0.0
+                    status = entry(p, target, result)
+                end
+            end
+            if status == 0 then return result.reached ~= 0, result.distance, result.iterations end
+        end
+        local a, b, c = rethrow(name, pcall(slow, self, x, y, z, extra)) -- the same, or its error
+        return a, b, c
+    end
+end
+for _, name in ipairs({ "solve", "solve_fabrik", "solve_ccd", "solve_relax", "solve_two_bone", "solve_aim" }) do
+    solve_path(name)
+end
+
+-- Index i in 1..count (whole), as the C API checks it; nil when it is not one.
+local function index(i, count)
+    if type(i) == "number" and i >= 1 and i <= count and i == floor(i) then return i - 1 end
+end
+
+do
+    local slow = methods.joint
+    methods.joint = function(self, i, ...)
+        local p = chain_of[self]
+        if p ~= nil then
+            local k = index(i, api.count(p) + 1)
+            if k then
+                local pos, d = joints_of[self], dim_of[self]
+                api.update(p)
+                k = k * d
+                if d == 2 then return pos[k], pos[k + 1] end
+                return pos[k], pos[k + 1], pos[k + 2]
+            end
+        end
+        local a, b, c = rethrow("joint", pcall(slow, self, i, ...))
+        return a, b, c
+    end
+end
+
+do
+    local slow = methods.effector
+    methods.effector = function(self, ...)
+        local p = chain_of[self]
+        if p ~= nil then
+            local pos, d = joints_of[self], dim_of[self]
+            local k = api.count(p) * d
+            api.update(p)
+            if d == 2 then return pos[k], pos[k + 1] end
+            return pos[k], pos[k + 1], pos[k + 2]
+        end
+        local a, b, c = rethrow("effector", pcall(slow, self, ...))
+        return a, b, c
+    end
+end
+
+do
+    local slow = methods.positions
+    methods.positions = function(self, t, ...)
+        local p = chain_of[self]
+        if p ~= nil and (t == nil or type(t) == "table") then
+            local m = (api.count(p) + 1) * dim_of[self]
+            local pos = joints_of[self]
+            api.update(p)
+            t = t or {}
+            for k = 1, m do rawset(t, k, pos[k - 1]) end
+            local k = m + 1
+            while rawget(t, k) ~= nil do -- a table reused from a longer chain keeps no tail
+                rawset(t, k, nil)
+                k = k + 1
+            end
+            return t
+        end
+        local a = rethrow("positions", pcall(slow, self, t, ...))
+        return a
+    end
+end
+
+-- 2D angle(i) and world_angle(i).
+local function angle_path(name)
+    local entry, slow = api[name], methods[name]
+    methods[name] = function(self, i, ...)
+        local p = chain_of[self]
+        if p ~= nil and dim_of[self] == 2 then
+            local k = index(i, api.count(p))
+            if k and entry(p, k, out2) == 0 then return out2[0] end
+        end
+        local a = rethrow(name, pcall(slow, self, i, ...))
+        return a
+    end
+end
+angle_path("angle")
+angle_path("world_angle")
+
+do
+    local slow = methods.set_angle
+    methods.set_angle = function(self, i, a, ...)
+        local p = chain_of[self]
+        if p ~= nil and dim_of[self] == 2 and type(a) == "number" and a - a == 0 then
+            local k = index(i, api.count(p))
+            if k and api.set_angle(p, k, a + 0.0) == 0 then return end
+        end
+        rethrow("set_angle", pcall(slow, self, i, a, ...))
+    end
+end
+
+-- 3D rotation(i) and world_rotation(i).
+local function rotation_path(name)
+    local entry, slow = api[name], methods[name]
+    methods[name] = function(self, i, ...)
+        local p = chain_of[self]
+        if p ~= nil and dim_of[self] == 3 then
+            local k = index(i, api.count(p))
+            if k and entry(p, k, out) == 0 then return out[0], out[1], out[2], out[3] end
+        end
+        local a, b, c, d = rethrow(name, pcall(slow, self, i, ...))
+        return a, b, c, d
+    end
+end
+rotation_path("rotation")
+rotation_path("world_rotation")
+
+do
+    local slow = methods.set_target
+    methods.set_target = function(self, x, y, z, extra)
+        local p = chain_of[self]
+        if p ~= nil and extra == nil and is_coord(x) and is_coord(y) then
+            target[0], target[1] = x + 0.0, y + 0.0
+            if dim_of[self] == 2 then
+                if z == nil and api.set_target(p, target) == 0 then return end
+            elseif is_coord(z) then
+                target[2] = z + 0.0
+                if api.set_target(p, target) == 0 then return end
+            end
+        end
+        rethrow("set_target", pcall(slow, self, x, y, z, extra))
+    end
+end
+
+do
+    local slow = rig_methods.solve
+    rig_methods.solve = function(self, extra, ...)
+        local r = rig_of[self]
+        if r ~= nil and extra == nil and select("#", ...) == 0 and api.rig_solve(r, result) == 0 then
+            return result.reached ~= 0, result.distance, result.iterations
+        end
+        local a, b, c = rethrow("solve", pcall(slow, self, extra, ...))
+        return a, b, c
+    end
+end
+
+do
+    local slow = core.two_bone
+    core.two_bone = function(l1, l2, x, y, bend, ...)
+        if type(l1) == "number" and type(l2) == "number" and type(x) == "number" and type(y) == "number"
+            and (bend == nil or bend == 1 or bend == -1)
+            and api.two_bone(l1 + 0.0, l2 + 0.0, x + 0.0, y + 0.0, bend or 1, out, out + 1, flag) == 0 then
+            return out[0], out[1], flag[0] ~= 0
+        end
+        local a, b, c = rethrow("two_bone", pcall(slow, l1, l2, x, y, bend, ...))
+        return a, b, c
+    end
+end
 
 return core
