@@ -60,6 +60,7 @@ struct ik_chain {
     int pose_behind; /* the joints moved in a solve; the local pose is derived from them */
     int limited;     /* how many bones have limits: 0 takes the solvers' fast paths */
     int kicked;      /* the escape bent the chain during the current solve */
+    int batched;     /* ik_solve_many: the chain waits in the batch being gathered */
     ik_settings settings;
     ik_real scale;     /* stretch factor: world bone length = length * scale */
     ik_real reach;     /* the sum of the lengths */

@@ -269,22 +269,38 @@ int ik_fabrik(ik_chain *c, ik_vec3 target, int m)
  * the processor overlaps the independent chains' square roots and divisions, which one
  * chain must wait for one after the other.
  */
-static void batch_passes2(fab *const *f, int count, int longest)
+/* What the passes read of each chain, gathered once so the inner loops only compute. */
+typedef struct lanes {
+    ik_real *joint[IK_BATCH];
+    const ik_real *length[IK_BATCH], *dir[IK_BATCH];
+    int n[IK_BATCH];
+} lanes;
+
+static int gather(fab *const *f, int count, lanes *ln, int dim)
 {
-    int k, s;
+    int k, longest = 0;
     for (k = 0; k < count; k++) {
         ik_chain *c = f[k]->c;
-        ik_v2_store(ik_joint(c, c->n), ik_v2(f[k]->end[0], f[k]->end[1]));
+        ln->joint[k] = c->joint, ln->length[k] = c->length, ln->dir[k] = c->dir, ln->n[k] = c->n;
+        if (c->n > longest) longest = c->n;
+        if (dim == 2) ik_v2_store(ik_joint(c, c->n), ik_v2(f[k]->end[0], f[k]->end[1]));
+        else ik_v3_store(ik_joint(c, c->n), ik_v3_load(f[k]->end));
         c->pose_behind = 1;
     }
+    return longest;
+}
+
+static void batch_passes2(fab *const *f, int count)
+{
+    lanes ln;
+    int k, s, longest = gather(f, count, &ln, 2);
     for (s = 0; s < longest; s++) {
         for (k = 0; k < count; k++) {
-            ik_chain *c = f[k]->c;
-            int i = c->n - 1 - s;
+            int i = ln.n[k] - 1 - s;
             if (i >= 0) {
-                ik_real *p = c->joint + 2 * (size_t)i;
+                ik_real *p = ln.joint[k] + 2 * (size_t)i;
                 ik_vec2 next = ik_v2_load(p + 2);
-                next = ik_v2_sub(next, along2(ik_v2_sub(next, ik_v2_load(p)), c->length[i], c->dir + 2 * (size_t)i));
+                next = ik_v2_sub(next, along2(ik_v2_sub(next, ik_v2_load(p)), ln.length[k][i], ln.dir[k] + 2 * (size_t)i));
                 ik_v2_store(p, next);
             }
         }
@@ -292,33 +308,27 @@ static void batch_passes2(fab *const *f, int count, int longest)
     for (k = 0; k < count; k++) put_base(f[k]->c);
     for (s = 0; s < longest; s++) {
         for (k = 0; k < count; k++) {
-            ik_chain *c = f[k]->c;
-            if (s < c->n) {
-                ik_real *p = c->joint + 2 * (size_t)s;
+            if (s < ln.n[k]) {
+                ik_real *p = ln.joint[k] + 2 * (size_t)s;
                 ik_vec2 from = ik_v2_load(p);
-                from = ik_v2_add(from, along2(ik_v2_sub(ik_v2_load(p + 2), from), c->length[s], c->dir + 2 * (size_t)s));
+                from = ik_v2_add(from, along2(ik_v2_sub(ik_v2_load(p + 2), from), ln.length[k][s], ln.dir[k] + 2 * (size_t)s));
                 ik_v2_store(p + 2, from);
             }
         }
     }
 }
 
-static void batch_passes3(fab *const *f, int count, int longest)
+static void batch_passes3(fab *const *f, int count)
 {
-    int k, s;
-    for (k = 0; k < count; k++) {
-        ik_chain *c = f[k]->c;
-        ik_v3_store(ik_joint(c, c->n), ik_v3_load(f[k]->end));
-        c->pose_behind = 1;
-    }
+    lanes ln;
+    int k, s, longest = gather(f, count, &ln, 3);
     for (s = 0; s < longest; s++) {
         for (k = 0; k < count; k++) {
-            ik_chain *c = f[k]->c;
-            int i = c->n - 1 - s;
+            int i = ln.n[k] - 1 - s;
             if (i >= 0) {
-                ik_real *p = c->joint + 3 * (size_t)i;
+                ik_real *p = ln.joint[k] + 3 * (size_t)i;
                 ik_vec3 next = ik_v3_load(p + 3);
-                next = ik_v3_sub(next, along3(ik_v3_sub(next, ik_v3_load(p)), c->length[i], c->dir + 3 * (size_t)i));
+                next = ik_v3_sub(next, along3(ik_v3_sub(next, ik_v3_load(p)), ln.length[k][i], ln.dir[k] + 3 * (size_t)i));
                 ik_v3_store(p, next);
             }
         }
@@ -326,11 +336,10 @@ static void batch_passes3(fab *const *f, int count, int longest)
     for (k = 0; k < count; k++) put_base(f[k]->c);
     for (s = 0; s < longest; s++) {
         for (k = 0; k < count; k++) {
-            ik_chain *c = f[k]->c;
-            if (s < c->n) {
-                ik_real *p = c->joint + 3 * (size_t)s;
+            if (s < ln.n[k]) {
+                ik_real *p = ln.joint[k] + 3 * (size_t)s;
                 ik_vec3 from = ik_v3_load(p);
-                from = ik_v3_add(from, along3(ik_v3_sub(ik_v3_load(p + 3), from), c->length[s], c->dir + 3 * (size_t)s));
+                from = ik_v3_add(from, along3(ik_v3_sub(ik_v3_load(p + 3), from), ln.length[k][s], ln.dir[k] + 3 * (size_t)s));
                 ik_v3_store(p + 3, from);
             }
         }
@@ -346,11 +355,9 @@ int ik_fabrik_batch(ik_chain *const *chains, const ik_vec3 *targets, int count, 
         if (iterations[k] < 0) live[n++] = &run[k];
     }
     while (n > 0) {
-        int longest = 0, kept = 0;
-        for (k = 0; k < n; k++)
-            if (live[k]->c->n > longest) longest = live[k]->c->n;
-        if (chains[0]->dim == 2) batch_passes2(live, n, longest);
-        else batch_passes3(live, n, longest);
+        int kept = 0;
+        if (chains[0]->dim == 2) batch_passes2(live, n);
+        else batch_passes3(live, n);
         for (k = 0; k < n; k++) {
             if (fab_after(live[k])) live[kept++] = live[k];
             else iterations[live[k] - run] = live[k]->iter;

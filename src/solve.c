@@ -398,12 +398,10 @@ typedef struct batch {
 } batch;
 
 /* Whether c is in the batch, or hangs below a chain that is. */
-static int depends(const batch *b, const ik_chain *c)
+static int depends(const ik_chain *c)
 {
-    int k;
     for (; c; c = c->parent)
-        for (k = 0; k < b->count; k++)
-            if (b->chain[k] == c) return 1;
+        if (c->batched) return 1;
     return 0;
 }
 
@@ -415,6 +413,7 @@ static int flush(batch *b, ik_result *results, ik_result *scratch)
         for (k = 0; k < b->count; k++) b->iterations[k] = ik_fabrik(b->chain[k], b->aim[k], b->s[k].m);
     for (k = 0; k < b->count; k++) {
         ik_result *r = results ? &results[b->index[k]] : scratch;
+        b->chain[k]->batched = 0;
         b->s[k].iterations = b->iterations[k];
         way_out(b->chain[k], &b->s[k], r);
         reached += r->reached;
@@ -451,11 +450,15 @@ ik_status ik_solve_many(ik_chain *const *chains, int count, const ik_real *targe
             continue;
         }
         /* In the array's order: a chain waits for its parents (and itself) in the batch. */
-        if (depends(&b, c)) {
+        if (depends(c)) {
             reached += flush(&b, results, &scratch);
             s = &b.s[0];
         }
-        if (targets) ik_chain_set_target(c, targets + (size_t)k * (size_t)dim);
+        if (targets) { /* checked in the first pass */
+            const ik_real *t = targets + (size_t)k * (size_t)dim;
+            c->target = ik_v3(t[0] + 0.0, t[1] + 0.0, dim == 3 ? t[2] + 0.0 : 0);
+            c->has_target = 1;
+        }
         ik_chain_follow(c);
         way_in(c, IK_SOLVER_FABRIK, s);
         if (!s->run) {
@@ -464,6 +467,7 @@ ik_status ik_solve_many(ik_chain *const *chains, int count, const ik_real *targe
             continue;
         }
         b.chain[b.count] = c;
+        c->batched = 1;
         b.index[b.count] = k;
         b.aim[b.count] = s->aim;
         if (++b.count == IK_BATCH) reached += flush(&b, results, &scratch);
