@@ -272,6 +272,60 @@ do
     end
 end
 
+-- ik.solve_many(chains, targets [, reached [, distances [, iterations]]]): the chains'
+-- pointers and the targets gathered into arrays kept between calls (they grow, once, to the
+-- largest count seen), then one call: the core checks everything before it changes anything.
+do
+    local slow = core.solve_many
+    local cap, chains_at, targets_at, results_at = 0, nil, nil, nil
+    local count_at, failed_at = ffi.new("int[1]"), ffi.new("int[1]")
+    local function plain(t) return type(t) == "table" and getmetatable(t) == nil end
+    local function out(t) return t == nil or type(t) == "table" end
+    core.solve_many = function(chains, targets, reached, distances, iterations, ...)
+        if plain(chains) and (targets == nil or plain(targets)) and out(reached) and out(distances)
+            and out(iterations) and select("#", ...) == 0 then
+            local n, dim, ok = #chains, 2, true
+            if n > cap then
+                cap = math.max(n, 2 * cap, 64)
+                chains_at = ffi.new("ik_ffi_chain *[?]", cap)
+                targets_at = ffi.new("double[?]", 3 * cap)
+                results_at = ffi.new("ik_ffi_result[?]", cap)
+            end
+            for k = 1, n do
+                local c = chains[k]
+                local p = chain_of[c]
+                if p == nil or (k > 1 and dim_of[c] ~= dim) then
+                    ok = false
+                    break
+                end
+                dim = dim_of[c]
+                chains_at[k - 1] = p
+            end
+            if ok and targets then
+                for k = 1, n * dim do
+                    local v = targets[k]
+                    if not is_coord(v) then
+                        ok = false
+                        break
+                    end
+                    targets_at[k - 1] = v + 0.0
+                end
+            end
+            if ok and api.solve_many(chains_at, n, targets and targets_at or nil, count_at, results_at, failed_at) == 0 then
+                for k = 1, n do
+                    local r = results_at[k - 1]
+                    if reached then rawset(reached, k, r.reached ~= 0) end
+                    if distances then rawset(distances, k, r.distance) end
+                    if iterations then rawset(iterations, k, r.iterations) end
+                end
+                return count_at[0]
+            end
+        end
+        local a = rethrow("solve_many", pcall(slow, chains, targets, reached, distances, iterations, ...))
+        return a
+    end
+end
+
 do
     local slow = core.two_bone
     core.two_bone = function(l1, l2, x, y, bend, ...)
