@@ -1,5 +1,7 @@
 # ik: inverse kinematics, a C core with a Lua binding.
 #   make          ik/core.so (Lua 5.4), libik.a, the C example
+#   make lib      libik.a alone: the core for C, no Lua headers needed
+#   make amalgamation  dist/ik.h, dist/ik.c and dist/ik_lua.c: ik in single files
 #   make luajit   build/luajit/ik/core.so (LuaJIT 2.1, what LOVE 11 embeds)
 #   make test     both modules, the busted specs under Lua 5.4 and LuaJIT, the C example, the
 #                 engine host (examples/host/) and the test inside LÖVE (spec/love/)
@@ -60,7 +62,7 @@ FUZZ_TIME   ?= 60
 FUZZ_BIN    := $(FUZZERS:%=build/fuzz/fuzz_%)
 REPLAY_BIN  := $(FUZZERS:%=build/replay/fuzz_%)
 
-.PHONY: all luajit test test-asan test-valgrind test-tsan determinism demo readme-picture deps bench \
+.PHONY: all lib amalgamation luajit test test-asan test-valgrind test-tsan determinism demo readme-picture deps bench \
         bench-instr bench-spine fuzz-lua fuzz clang-deps clean rock-leftovers love love-screenshot
 
 all: ik/core.so libik.a build/examples/solve
@@ -91,6 +93,13 @@ ik/core.so: rock-leftovers
 endif
 rock-leftovers:
 	rm -f src/*.o
+
+# The core alone, for C: no Lua headers needed.
+lib: libik.a
+
+# dist/: the single-file form (ik.h, ik.c, ik_lua.c), committed; CI checks it is current.
+amalgamation: $(CORE_SRC) $(CORE_HDR) $(BIND_SRC) $(BIND_HDR) tools/amalgamate.sh
+	sh tools/amalgamate.sh dist $(CORE_SRC)
 
 build/examples/solve: examples/solve.c libik.a src/ik.h
 	@mkdir -p $(@D)

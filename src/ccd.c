@@ -16,23 +16,19 @@ static ik_real greed_at(const ik_settings *s, int iter)
     return s->greed + (1 - s->greed) * iter / (s->iterations - 1);
 }
 
-static ik_real tip_distance(const ik_chain *c, int m, ik_vec3 target)
-{
-    return ik_v3_len(ik_v3_sub(target, ik_joint_v3(c, m)));
-}
 
 int ik_ccd(ik_chain *c, ik_vec3 target, int m)
 {
     const ik_settings *s = &c->settings;
     ik_progress progress = ik_progress_start(c, target, m);
     int iter = 0;
-    if (tip_distance(c, m, target) <= s->tolerance) return 0;
+    if (ik_joint_distance(c, m, target) <= s->tolerance) return 0;
     for (;;) {
         ik_real distance;
         ik_next next;
         ik_ccd_sweep(c, target, m, greed_at(s, iter), 0);
         iter++;
-        distance = tip_distance(c, m, target);
+        distance = ik_joint_distance(c, m, target);
         if (distance <= s->tolerance || iter >= s->iterations) break;
         next = ik_progress_next(c, &progress, distance);
         if (next == IK_STOP) break;

@@ -576,12 +576,6 @@ const ik_real *ik_chain_positions(ik_chain *c)
     return c->joint;
 }
 
-#define CHECK_BONE(c, i) \
-    if ((i) < 0 || (i) >= (c)->n) return IK_ERR_INDEX
-#define CHECK_JOINT(c, i) \
-    if ((i) < 0 || (i) > (c)->n) return IK_ERR_INDEX
-#define CHECK_DIM(c, d) \
-    if ((c)->dim != (d)) return IK_ERR_DIMENSION
 
 static int all_finite(const ik_real *v, int count)
 {
@@ -612,14 +606,14 @@ static void pose_changes(ik_chain *c, int bone)
 
 ik_status ik_chain_length(const ik_chain *c, int bone, ik_real *out)
 {
-    CHECK_BONE(c, bone);
+    IK_CHECK_BONE(c, bone);
     *out = c->length[bone];
     return IK_OK;
 }
 
 ik_status ik_chain_set_length(ik_chain *c, int bone, ik_real length)
 {
-    CHECK_BONE(c, bone);
+    IK_CHECK_BONE(c, bone);
     if (!isfinite(length)) return IK_ERR_NOT_FINITE;
     if (length < 0) return IK_ERR_NEGATIVE;
     if (length > IK_MAX_COORD) return IK_ERR_RANGE;
@@ -631,14 +625,14 @@ ik_status ik_chain_set_length(ik_chain *c, int bone, ik_real length)
 
 ik_status ik_chain_weight(const ik_chain *c, int joint, ik_real *out)
 {
-    CHECK_JOINT(c, joint);
+    IK_CHECK_JOINT(c, joint);
     *out = c->weight[joint];
     return IK_OK;
 }
 
 ik_status ik_chain_set_weight(ik_chain *c, int joint, ik_real weight)
 {
-    CHECK_JOINT(c, joint);
+    IK_CHECK_JOINT(c, joint);
     if (!isfinite(weight)) return IK_ERR_NOT_FINITE;
     if (weight < 0) return IK_ERR_NEGATIVE;
     c->weight[joint] = weight + 0.0;
@@ -647,7 +641,7 @@ ik_status ik_chain_set_weight(ik_chain *c, int joint, ik_real weight)
 
 ik_status ik_chain2d_base(ik_chain *c, ik_real *x, ik_real *y, ik_real *angle)
 {
-    CHECK_DIM(c, 2);
+    IK_CHECK_DIM(c, 2);
     ik_chain_follow(c);
     *x = c->base.x;
     *y = c->base.y;
@@ -659,7 +653,7 @@ ik_status ik_chain2d_set_base(ik_chain *c, ik_real x, ik_real y, ik_real angle)
 {
     ik_real position[2];
     ik_status st;
-    CHECK_DIM(c, 2);
+    IK_CHECK_DIM(c, 2);
     position[0] = x, position[1] = y;
     st = ik_check_coords(position, 2);
     if (st != IK_OK) return st;
@@ -674,8 +668,8 @@ ik_status ik_chain2d_set_base(ik_chain *c, ik_real x, ik_real y, ik_real angle)
 
 ik_status ik_chain2d_angle(ik_chain *c, int bone, ik_real *out)
 {
-    CHECK_DIM(c, 2);
-    CHECK_BONE(c, bone);
+    IK_CHECK_DIM(c, 2);
+    IK_CHECK_BONE(c, bone);
     ik_chain_follow(c);
     *out = ik_chain_local_angle(c, bone);
     return IK_OK;
@@ -683,8 +677,8 @@ ik_status ik_chain2d_angle(ik_chain *c, int bone, ik_real *out)
 
 ik_status ik_chain2d_set_angle(ik_chain *c, int bone, ik_real angle)
 {
-    CHECK_DIM(c, 2);
-    CHECK_BONE(c, bone);
+    IK_CHECK_DIM(c, 2);
+    IK_CHECK_BONE(c, bone);
     if (!isfinite(angle)) return IK_ERR_NOT_FINITE;
     pose_changes(c, bone);
     ik_chain_set_turn_angle(c, bone, angle);
@@ -693,8 +687,8 @@ ik_status ik_chain2d_set_angle(ik_chain *c, int bone, ik_real angle)
 
 ik_status ik_chain2d_world_angle(ik_chain *c, int bone, ik_real *out)
 {
-    CHECK_DIM(c, 2);
-    CHECK_BONE(c, bone);
+    IK_CHECK_DIM(c, 2);
+    IK_CHECK_BONE(c, bone);
     ik_chain_update(c);
     *out = ik_chain_world_angle_of(c, bone);
     return IK_OK;
@@ -719,7 +713,7 @@ static ik_status quat_in(const ik_real in[4], ik_quat *q)
 
 ik_status ik_chain3d_base(ik_chain *c, ik_real position[3], ik_real rotation[4])
 {
-    CHECK_DIM(c, 3);
+    IK_CHECK_DIM(c, 3);
     ik_chain_follow(c);
     position[0] = c->base.x, position[1] = c->base.y, position[2] = c->base.z;
     quat_out(c->base_rot, rotation);
@@ -730,7 +724,7 @@ ik_status ik_chain3d_set_base(ik_chain *c, const ik_real position[3], const ik_r
 {
     ik_quat q = c->base_rot;
     ik_status st;
-    CHECK_DIM(c, 3);
+    IK_CHECK_DIM(c, 3);
     st = ik_check_coords(position, 3);
     if (st != IK_OK) return st;
     if (rotation) {
@@ -746,8 +740,8 @@ ik_status ik_chain3d_set_base(ik_chain *c, const ik_real position[3], const ik_r
 
 ik_status ik_chain3d_rotation(ik_chain *c, int bone, ik_real out[4])
 {
-    CHECK_DIM(c, 3);
-    CHECK_BONE(c, bone);
+    IK_CHECK_DIM(c, 3);
+    IK_CHECK_BONE(c, bone);
     ik_chain_follow(c);
     quat_out(ik_chain_local_rot(c, bone), out);
     return IK_OK;
@@ -757,8 +751,8 @@ ik_status ik_chain3d_set_rotation(ik_chain *c, int bone, const ik_real rotation[
 {
     ik_quat q;
     ik_status st;
-    CHECK_DIM(c, 3);
-    CHECK_BONE(c, bone);
+    IK_CHECK_DIM(c, 3);
+    IK_CHECK_BONE(c, bone);
     st = quat_in(rotation, &q);
     if (st != IK_OK) return st;
     pose_changes(c, bone);
@@ -768,8 +762,8 @@ ik_status ik_chain3d_set_rotation(ik_chain *c, int bone, const ik_real rotation[
 
 ik_status ik_chain3d_world_rotation(ik_chain *c, int bone, ik_real out[4])
 {
-    CHECK_DIM(c, 3);
-    CHECK_BONE(c, bone);
+    IK_CHECK_DIM(c, 3);
+    IK_CHECK_BONE(c, bone);
     ik_chain_update(c);
     quat_out(ik_chain_world_rot(c, bone), out);
     return IK_OK;
@@ -830,7 +824,7 @@ ik_status ik_chain_target(const ik_chain *c, ik_real *out, int *has)
 
 ik_status ik_chain2d_set_target_angle(ik_chain *c, ik_real angle)
 {
-    CHECK_DIM(c, 2);
+    IK_CHECK_DIM(c, 2);
     if (!isfinite(angle)) return IK_ERR_NOT_FINITE;
     c->target_angle = ik_wrap_angle(angle);
     c->target_turn = ik_v2(cos(angle), sin(angle));
@@ -840,7 +834,7 @@ ik_status ik_chain2d_set_target_angle(ik_chain *c, ik_real angle)
 
 ik_status ik_chain2d_target_angle(const ik_chain *c, ik_real *out, int *has)
 {
-    CHECK_DIM(c, 2);
+    IK_CHECK_DIM(c, 2);
     *has = c->has_orientation;
     if (c->has_orientation) *out = c->target_angle;
     return IK_OK;
@@ -850,7 +844,7 @@ ik_status ik_chain3d_set_target_rotation(ik_chain *c, const ik_real rotation[4])
 {
     ik_quat q;
     ik_status st;
-    CHECK_DIM(c, 3);
+    IK_CHECK_DIM(c, 3);
     st = quat_in(rotation, &q);
     if (st != IK_OK) return st;
     c->target_rot = q;
@@ -860,7 +854,7 @@ ik_status ik_chain3d_set_target_rotation(ik_chain *c, const ik_real rotation[4])
 
 ik_status ik_chain3d_target_rotation(const ik_chain *c, ik_real out[4], int *has)
 {
-    CHECK_DIM(c, 3);
+    IK_CHECK_DIM(c, 3);
     *has = c->has_orientation;
     if (c->has_orientation) quat_out(c->target_rot, out);
     return IK_OK;

@@ -144,6 +144,21 @@ static inline void ik_chain_set_turn_angle(ik_chain *c, int i, ik_real angle)
     c->turn[i] = ik_v2(cos(angle), sin(angle));
 }
 
+/* Joint m's distance from target (a 2D chain's z ignored: the same bits as with z = 0). */
+static inline ik_real ik_joint_distance(const ik_chain *c, int m, ik_vec3 target)
+{
+    if (c->dim == 2) return ik_v2_len(ik_v2_sub(ik_v2(target.x, target.y), ik_joint2(c, m)));
+    return ik_v3_len(ik_v3_sub(target, ik_joint3(c, m)));
+}
+
+/* The argument checks of the setters and getters: a status for the caller to return. */
+#define IK_CHECK_BONE(c, i) \
+    if ((i) < 0 || (i) >= (c)->n) return IK_ERR_INDEX
+#define IK_CHECK_JOINT(c, i) \
+    if ((i) < 0 || (i) > (c)->n) return IK_ERR_INDEX
+#define IK_CHECK_DIM(c, d) \
+    if ((c)->dim != (d)) return IK_ERR_DIMENSION
+
 /* count user numbers: finite (IK_ERR_NOT_FINITE) and within IK_MAX_COORD (IK_ERR_RANGE). */
 ik_status ik_check_coords(const ik_real *v, int count);
 

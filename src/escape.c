@@ -47,7 +47,7 @@
 
 ik_progress ik_progress_start(const ik_chain *c, ik_vec3 target, int m)
 {
-    return ik_progress_from(c, m, ik_v3_len(ik_v3_sub(target, ik_joint_v3(c, m))),
+    return ik_progress_from(c, m, ik_joint_distance(c, m, target),
                             ik_v3_len(ik_v3_sub(target, ik_joint_v3(c, 0))));
 }
 
@@ -108,13 +108,13 @@ int ik_escape_finish(ik_chain *c, ik_vec3 target, int m, int iterations, int fir
     int iter = 0;
     e.slow = STUCK_FREE; /* only a real lock-up: slow sweeps are still the way out */
     while (iter < iterations) {
-        ik_real distance = ik_v3_len(ik_v3_sub(target, ik_joint_v3(c, m)));
+        ik_real distance = ik_joint_distance(c, m, target);
         ik_next next;
         if (distance <= c->settings.tolerance) break;
         ik_ccd_sweep(c, target, m, 1, first);
         iter++;
         /* The sweeps have lock-ups of their own (a chain folded onto the target's line). */
-        next = ik_progress_next(c, &e, ik_v3_len(ik_v3_sub(target, ik_joint_v3(c, m))));
+        next = ik_progress_next(c, &e, ik_joint_distance(c, m, target));
         if (next == IK_KICK) ik_escape_kick(c, target, &e, first);
         else if (next == IK_STOP) break;
     }
@@ -154,7 +154,7 @@ void ik_escape_kick(ik_chain *c, ik_vec3 target, ik_progress *e, int first)
     }
     c->stale_from = m;
     ik_chain_fk(c);
-    e->last = ik_v3_len(ik_v3_sub(target, ik_joint_v3(c, m)));
+    e->last = ik_joint_distance(c, m, target);
     e->mark = e->last;
     e->since = 0;
 }

@@ -167,11 +167,6 @@ static void put_base(ik_chain *c)
     if (c->dim == 3) p[2] = c->base.z;
 }
 
-static ik_real tip_distance(const ik_chain *c, int m, ik_vec3 target)
-{
-    if (c->dim == 2) return ik_v2_len(ik_v2_sub(ik_v2(target.x, target.y), ik_joint2(c, m)));
-    return ik_v3_len(ik_v3_sub(target, ik_joint3(c, m)));
-}
 
 void ik_fabrik_straighten(ik_chain *c, ik_vec3 target, int m)
 {
@@ -206,7 +201,7 @@ typedef struct fab {
 static int fab_start(fab *f, ik_chain *c, ik_vec3 target, int m)
 {
     const ik_settings *s = &c->settings;
-    ik_real distance = tip_distance(c, m, target), from_base;
+    ik_real distance = ik_joint_distance(c, m, target), from_base;
     if (distance <= s->tolerance) return 0;
     from_base = c->dim == 2 ? ik_v2_len(ik_v2_sub(ik_v2(target.x, target.y), ik_joint2(c, 0)))
                             : ik_v3_len(ik_v3_sub(target, ik_joint3(c, 0)));
@@ -232,7 +227,7 @@ static int fab_after(fab *f)
 {
     ik_chain *c = f->c;
     const ik_settings *s = &c->settings;
-    ik_real distance = tip_distance(c, f->m, f->target);
+    ik_real distance = ik_joint_distance(c, f->m, f->target);
     f->iter++;
     if (distance <= s->tolerance || f->iter >= s->iterations) return 0;
     switch (ik_progress_next(c, &f->progress, distance)) {

@@ -175,10 +175,6 @@ void ik_pose_points(ik_chain *c, const ik_real *points, int first, int last)
 
 /* ---- setters ---- */
 
-#define CHECK_BONE(c, i) \
-    if ((i) < 0 || (i) >= (c)->n) return IK_ERR_INDEX
-#define CHECK_DIM(c, d) \
-    if ((c)->dim != (d)) return IK_ERR_DIMENSION
 
 static ik_status check_range(ik_real min, ik_real max)
 {
@@ -197,8 +193,8 @@ static void set_flags(ik_chain *c, int i, int flags)
 ik_status ik_chain2d_set_limit(ik_chain *c, int bone, ik_real min, ik_real max)
 {
     ik_status st;
-    CHECK_DIM(c, 2);
-    CHECK_BONE(c, bone);
+    IK_CHECK_DIM(c, 2);
+    IK_CHECK_BONE(c, bone);
     st = check_range(min, max);
     if (st != IK_OK) return st;
     c->limit[bone].min = min;
@@ -209,8 +205,8 @@ ik_status ik_chain2d_set_limit(ik_chain *c, int bone, ik_real min, ik_real max)
 
 ik_status ik_chain2d_limit(const ik_chain *c, int bone, int *has, ik_real *min, ik_real *max)
 {
-    CHECK_DIM(c, 2);
-    CHECK_BONE(c, bone);
+    IK_CHECK_DIM(c, 2);
+    IK_CHECK_BONE(c, bone);
     *has = (c->limit[bone].flags & IK_LIMIT_RANGE) != 0;
     *min = *has ? c->limit[bone].min : -IK_PI;
     *max = *has ? c->limit[bone].max : IK_PI;
@@ -222,8 +218,8 @@ ik_status ik_chain3d_set_hinge(ik_chain *c, int bone, const ik_real axis[3], ik_
 {
     ik_vec3 a;
     ik_status st;
-    CHECK_DIM(c, 3);
-    CHECK_BONE(c, bone);
+    IK_CHECK_DIM(c, 3);
+    IK_CHECK_BONE(c, bone);
     if (!isfinite(axis[0]) || !isfinite(axis[1]) || !isfinite(axis[2])) return IK_ERR_NOT_FINITE;
     a = ik_v3_normalize_or(ik_v3(axis[0], axis[1], axis[2]), ik_v3(0, 0, 0));
     if (a.x == 0 && a.y == 0 && a.z == 0) return IK_ERR_AXIS;
@@ -238,8 +234,8 @@ ik_status ik_chain3d_set_hinge(ik_chain *c, int bone, const ik_real axis[3], ik_
 
 ik_status ik_chain3d_set_cone(ik_chain *c, int bone, ik_real half_angle)
 {
-    CHECK_DIM(c, 3);
-    CHECK_BONE(c, bone);
+    IK_CHECK_DIM(c, 3);
+    IK_CHECK_BONE(c, bone);
     if (!isfinite(half_angle)) return IK_ERR_NOT_FINITE;
     if (!(half_angle >= 0 && half_angle <= IK_PI)) return IK_ERR_CONE;
     c->limit[bone].cone = half_angle;
@@ -250,8 +246,8 @@ ik_status ik_chain3d_set_cone(ik_chain *c, int bone, ik_real half_angle)
 ik_status ik_chain3d_set_twist(ik_chain *c, int bone, ik_real min, ik_real max)
 {
     ik_status st;
-    CHECK_DIM(c, 3);
-    CHECK_BONE(c, bone);
+    IK_CHECK_DIM(c, 3);
+    IK_CHECK_BONE(c, bone);
     st = check_range(min, max);
     if (st != IK_OK) return st;
     c->limit[bone].twist_min = min;
@@ -262,7 +258,7 @@ ik_status ik_chain3d_set_twist(ik_chain *c, int bone, ik_real min, ik_real max)
 
 ik_status ik_chain_clear_limit(ik_chain *c, int bone)
 {
-    CHECK_BONE(c, bone);
+    IK_CHECK_BONE(c, bone);
     set_flags(c, bone, 0);
     return IK_OK;
 }
@@ -270,8 +266,8 @@ ik_status ik_chain_clear_limit(ik_chain *c, int bone)
 ik_status ik_chain3d_limit(const ik_chain *c, int bone, ik_limit3d *out)
 {
     const ik_limit *limit;
-    CHECK_DIM(c, 3);
-    CHECK_BONE(c, bone);
+    IK_CHECK_DIM(c, 3);
+    IK_CHECK_BONE(c, bone);
     limit = &c->limit[bone];
     out->hinge = (limit->flags & IK_LIMIT_HINGE) != 0;
     out->axis[0] = limit->axis.x, out->axis[1] = limit->axis.y, out->axis[2] = limit->axis.z;

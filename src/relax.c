@@ -127,7 +127,7 @@ int ik_relax(ik_chain *c, ik_vec3 target, int m)
     ik_progress progress;
     int i, iter = 0, pinned = 0;
 
-    if (ik_v3_len(ik_v3_sub(target, ik_joint_v3(c, m))) <= s->tolerance) return 0;
+    if (ik_joint_distance(c, m, target) <= s->tolerance) return 0;
     memcpy(b, c->joint, (size_t)m * (size_t)c->dim * sizeof *b);
     progress = ik_progress_start(c, target, m);
     /* A weight of 0 pins an interior joint: the escape bends only the bones after it. */
@@ -143,7 +143,7 @@ int ik_relax(ik_chain *c, ik_vec3 target, int m)
         relax_pass(c, b, target, m);
         take_points(c, b, target, m);
         iter++;
-        distance = ik_v3_len(ik_v3_sub(target, ik_joint_v3(c, m)));
+        distance = ik_joint_distance(c, m, target);
         if (distance <= s->tolerance || iter >= s->iterations) break;
         switch (ik_progress_next(c, &progress, distance)) {
         case IK_GO_ON: continue;
