@@ -1,10 +1,12 @@
 -- The headless demo: `make demo`, or `lua5.4 demo/demo.lua [--readme]` from any directory.
 --
 -- Builds a few 2D chains and two 3D ones, solves each towards a few targets (one out of reach)
--- with every solver, each solve starting from the same pose, prints a table of the results and
--- draws them as SVG: demo/out/<chain>.svg, demo/out/chain3d.svg and demo/out/all.svg; with
--- --readme also docs/demo.svg, the picture the README shows. Plain Lua, no dependencies
--- besides ik.
+-- with every solver, each solve starting from the same pose; then a figure built as a rig (a
+-- spine with two arms, a neck and two legs attached to it) reaching goals for both hands,
+-- both feet and the head at once, with both rig solvers. Prints a table of the results and
+-- draws them as SVG: demo/out/<chain>.svg, demo/out/chain3d.svg, demo/out/rig.svg and
+-- demo/out/all.svg; with --readme also docs/demo.svg, the picture the README shows. Plain
+-- Lua, no dependencies besides ik.
 
 -- Find the repository root from this script's path, so the working tree's module is used.
 local here = arg and arg[0] and arg[0]:match("^(.*)/[^/]*$") or "."
@@ -220,6 +222,67 @@ print(line:format("3D chain", "solver", "target", "pole", "reached", "distance",
 print(line:format("--------", "------", "------", "----", "-------", "--------", "----------"))
 solve_all(chains3d, line, "the tentacle's last target is out of reach")
 
+-- The rig: a figure 8 units tall, standing on its hips (the spine's base, which the rig
+-- holds still). Its limbs hang on the spine: the arms and the neck on its top, the legs on
+-- its base. Every pose starts straight (each limb along its offset); the goals are for the
+-- hands, the feet and the head.
+local figure = {
+    spine = { 1.2, 1.2, 1.2 },
+    limbs = {
+        { name = "left arm", lengths = { 1.5, 1.4 }, joint = 4, offset = 1.2 },
+        { name = "right arm", lengths = { 1.5, 1.4 }, joint = 4, offset = -1.2 },
+        { name = "neck", lengths = { 0.5, 0.6 }, joint = 4, offset = 0 },
+        { name = "left leg", lengths = { 2.2, 2.1 }, joint = 1, offset = math.pi - 0.25 },
+        { name = "right leg", lengths = { 2.2, 2.1 }, joint = 1, offset = -math.pi + 0.25 },
+    },
+    -- goals per panel: left hand, right hand, head, left foot, right foot
+    goal_sets = {
+        { about = "hands far right: the body bends",
+          { 3.4, 2.6 }, { 3.6, 1.0 }, { 1.3, 4.0 }, { -1.0, -4.0 }, { 1.5, -3.9 } },
+        { about = "hands up high, head lowered",
+          { -0.8, 6.0 }, { 0.9, 6.1 }, { 0.2, 3.2 }, { -1.2, -4.0 }, { 1.2, -4.0 } },
+        { about = "a hand out of reach",
+          { -7.0, 3.0 }, { 2.0, 1.5 }, { -0.5, 4.2 }, { -1.6, -3.6 }, { 1.6, -3.6 } },
+    },
+}
+
+local function build_figure()
+    local spine = ik.chain2d(figure.spine, 0, 0, math.pi / 2)
+    local chains = { spine }
+    for _, limb in ipairs(figure.limbs) do
+        local c = ik.chain2d(limb.lengths)
+        c:attach(spine, limb.joint, limb.offset)
+        chains[#chains + 1] = c
+    end
+    return chains
+end
+
+local function all_positions(chains)
+    local p = {}
+    for k, c in ipairs(chains) do p[k] = c:positions() end
+    return p
+end
+
+print()
+line = "%-5s %-8s %-10s %-8s %-12s %s"
+print(line:format("rig", "solver", "goals", "reached", "worst miss", "iterations"))
+print(line:format("---", "------", "-----", "-------", "----------", "----------"))
+figure.start = all_positions(build_figure())
+figure.results = {}
+for g, goals in ipairs(figure.goal_sets) do
+    figure.results[g] = {}
+    for _, solver in ipairs({ "fabrik", "relax" }) do
+        local chains = build_figure()
+        for k = 2, #chains do chains[k]:set_target(table.unpack(goals[k - 1])) end
+        local rig = ik.rig(chains):configure({ solver = solver, iterations = 200 })
+        local reached, worst, iterations = rig:solve()
+        assert(worst == worst and worst < math.huge, "a rig solve gave no finite distance")
+        print(line:format("figure", solver, "set " .. g, reached and "yes" or "no",
+            ("%.1e"):format(worst), iterations))
+        table.insert(figure.results[g], { solver = solver, positions = all_positions(chains) })
+    end
+end
+
 ---------------------------------------------------------------------------------------------
 -- SVG. Each chain is a row of panels, one per target, all drawn at the chain's scale; the
 -- 3D chains share one row.
@@ -428,6 +491,55 @@ local function render(rows)
     return table.concat(out, "\n")
 end
 
+-- The rig: one panel per goal set, the start pose dashed, each solver's pose, the goals.
+local function render_rig()
+    local columns = #figure.goal_sets
+    local width = 2 * MARGIN + columns * PANEL + (columns - 1) * GAP
+    local height = 2 * MARGIN + LEGEND + TITLE + PANEL
+    local x0, y0, size = -7.8, -5.2, 13.5 -- the world square every panel shows
+    local out = {}
+    emit(out, '<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" '
+        .. 'viewBox="0 0 %d %d" font-family="sans-serif">', width, height, width, height)
+    emit(out, '<rect width="%d" height="%d" fill="#ffffff"/>', width, height)
+    local x, y = MARGIN, MARGIN + 12
+    for _, solver in ipairs({ "fabrik", "relax" }) do
+        emit(out, '<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="%s" stroke-width="4"/>', x, y,
+            x + 22, y, colours[solver])
+        emit(out, '<text x="%d" y="%d" font-size="13">%s</text>', x + 28, y + 4, "rig, " .. solver)
+        x = x + 110
+    end
+    emit(out, '<text x="%d" y="%d" font-size="13">%s</text>', x, y + 4,
+        "a figure as a rig: spine, two arms, neck, two legs; goals for hands, head and feet")
+    local top = MARGIN + LEGEND
+    for g, goals in ipairs(figure.goal_sets) do
+        local left = MARGIN + (g - 1) * (PANEL + GAP)
+        local scale = PANEL / size
+        local function sx(v) return left + (v - x0) * scale end
+        local function sy(v) return top + TITLE + PANEL - (v - y0) * scale end
+        local function pose(p, colour, w, dashed)
+            local list = {}
+            for i = 1, #p, 2 do list[#list + 1] = ("%.1f,%.1f"):format(sx(p[i]), sy(p[i + 1])) end
+            emit(out, '<polyline points="%s" fill="none" stroke="%s" stroke-width="%s" '
+                .. 'stroke-linejoin="round" stroke-linecap="round"%s/>', table.concat(list, " "),
+                colour, w, dashed and ' stroke-dasharray="4 3"' or "")
+        end
+        emit(out, '<text x="%d" y="%d" font-size="12" fill="#555555">%s</text>', left,
+            top + 15, goals.about)
+        emit(out, '<rect x="%d" y="%d" width="%d" height="%d" fill="#fbfbfb" stroke="#dddddd"/>',
+            left, top + TITLE, PANEL, PANEL)
+        for _, p in ipairs(figure.start) do pose(p, colours.start, 1.2, true) end
+        local w = 6
+        for _, result in ipairs(figure.results[g]) do
+            for _, p in ipairs(result.positions) do pose(p, colours[result.solver], w, false) end
+            w = w - 3
+        end
+        for _, goal in ipairs(goals) do cross(out, sx(goal[1]), sy(goal[2]), 5) end
+        emit(out, '<rect x="%s" y="%s" width="8" height="8" fill="#333333"/>', sx(0) - 4, sy(0) - 4)
+    end
+    emit(out, "</svg>\n")
+    return table.concat(out, "\n")
+end
+
 local function write(path, text)
     local dir = path:match("^(.*)/[^/]*$")
     os.execute(('mkdir -p "%s"'):format(dir))
@@ -445,6 +557,7 @@ for _, spec in ipairs(chains) do
 end
 write(root .. "/demo/out/chain3d.svg", render({ chains3d }))
 rows[#rows + 1] = chains3d
+write(root .. "/demo/out/rig.svg", render_rig())
 local all = render(rows)
 write(root .. "/demo/out/all.svg", all)
 if readme then

@@ -358,8 +358,8 @@ ik_real ik_aim_error(const ik_chain *chain, ik_vec3 target);
  * each bone within them.
  */
 void ik_fabrik_backward(ik_chain *chain, int lo, int hi, const ik_real *end);
-/* Bones 0..m-1 along the line from joint 0 to target (within limits): FABRIK's answer to a
-   target out of reach, or within tolerance of it. */
+/* Bones 0..m-1 along the line from joint 0 to target (within limits): FABRIK's (and
+   relaxation's) answer to a target out of reach, or within tolerance of it. */
 void ik_fabrik_straighten(ik_chain *chain, ik_vec3 target, int m);
 void ik_fabrik_forward(ik_chain *chain, int lo, int hi);
 
