@@ -126,6 +126,16 @@ static inline ik_real ik_wrap_angle(ik_real a)
     return remainder(a, IK_TWO_PI);
 }
 
+/*
+ * The turn (cos a, sin a) of an angle already wrapped by ik_wrap_angle. A 2D angle is kept
+ * wrapped and posed by the turn of the wrapped value, so the angle read back and the pose
+ * agree: cos(1e9) itself differs from cos(remainder(1e9, 2 pi)) by 4e-8, as 2 pi is rounded.
+ */
+static inline ik_vec2 ik_v2_turn(ik_real wrapped)
+{
+    return ik_v2(cos(wrapped), sin(wrapped));
+}
+
 static inline ik_real ik_clamp(ik_real v, ik_real lo, ik_real hi)
 {
     return v < lo ? lo : (v > hi ? hi : v);
@@ -440,11 +450,11 @@ static inline ik_real ik_turn_angle(const ik_chain *c, int i)
     return a == a ? a : atan2(c->turn[i].y, c->turn[i].x);
 }
 
-/* Sets bone i's local angle (2D): the turn, and the exact angle. */
+/* Sets bone i's local angle (2D): the angle wrapped, and the turn of that same angle. */
 static inline void ik_chain_set_turn_angle(ik_chain *c, int i, ik_real angle)
 {
     c->angle[i] = ik_wrap_angle(angle);
-    c->turn[i] = ik_v2(cos(angle), sin(angle));
+    c->turn[i] = ik_v2_turn(c->angle[i]);
 }
 
 /* Joint m's distance from target (a 2D chain's z ignored: the same bits as with z = 0). */
@@ -1223,7 +1233,7 @@ ik_status ik_chain2d_attach(ik_chain *child, ik_chain *parent, int joint, ik_rea
     if (st != IK_OK) return st;
     if (!isfinite(angle)) return IK_ERR_NOT_FINITE;
     child->offset_angle = ik_wrap_angle(angle);
-    child->offset_turn = ik_v2(cos(angle), sin(angle));
+    child->offset_turn = ik_v2_turn(child->offset_angle);
     link(child, parent, joint);
     return IK_OK;
 }
@@ -1250,6 +1260,7 @@ void ik_chain_detach(ik_chain *c)
     if (c->parent == NULL) return;
     ik_chain_follow(c);
     c->parent = NULL;
+    c->parent_joint = 0; /* a root's joint is 0 (ik_chain_parent, and the rigs comparing it) */
     if (c->dim == 2) c->base_angle = atan2(c->base_turn.y, c->base_turn.x);
     ik_chain_changed(c);
 }
@@ -1354,7 +1365,7 @@ ik_status ik_chain2d_set_base(ik_chain *c, ik_real x, ik_real y, ik_real angle)
     pose_changes(c, 0);
     c->base = ik_v3(x + 0.0, y + 0.0, 0);
     c->base_angle = ik_wrap_angle(angle);
-    c->base_turn = ik_v2(cos(angle), sin(angle));
+    c->base_turn = ik_v2_turn(c->base_angle);
     return IK_OK;
 }
 
@@ -1519,7 +1530,7 @@ ik_status ik_chain2d_set_target_angle(ik_chain *c, ik_real angle)
     IK_CHECK_DIM(c, 2);
     if (!isfinite(angle)) return IK_ERR_NOT_FINITE;
     c->target_angle = ik_wrap_angle(angle);
-    c->target_turn = ik_v2(cos(angle), sin(angle));
+    c->target_turn = ik_v2_turn(c->target_angle);
     c->has_orientation = 1;
     return IK_OK;
 }
@@ -2974,7 +2985,8 @@ int ik_relax(ik_chain *c, ik_vec3 target, int m)
  * exactly e; but the bones before it moved its base, so the next iteration measures again.
  * Bones are posed within their limits (ik_pose_bone_*), and as every bone aims at its own
  * world orientation, the ones after a bone held by its limit take up the turn it could not
- * make. The solve stops when the angle error is within angle_tolerance, when it no longer
+ * make. A target on the tip bone's base (joint n-1) has no direction to aim along: its angle
+ * error is 0, whatever the tip bone's direction. The solve stops when the angle error is within angle_tolerance, when it no longer
  * shrinks (escape.c), or after `iterations`.
  */
 
@@ -2982,6 +2994,8 @@ ik_real ik_aim_error(const ik_chain *c, ik_vec3 target)
 {
     ik_vec3 to = ik_v3_sub(target, ik_joint_v3(c, c->n - 1)), dir = ik_dir_v3(c, c->n - 1);
     to = ik_v3_tame(to);
+    /* A point on the tip bone's base has no direction: every direction points at it. */
+    if (to.x == 0 && to.y == 0 && to.z == 0) return 0;
     return atan2(ik_v3_len(ik_v3_cross(dir, to)), ik_v3_dot(dir, to));
 }
 
@@ -3263,12 +3277,8 @@ static void restore_twist(ik_chain *c, int m)
 void ik_orient_tip(ik_chain *c)
 {
     int last = c->n - 1;
-    if (c->pose_behind && c->dim == 2) {
-        /* Still on the joints: the tip joint goes along the goal's direction. */
-        ik_vec2 tip = ik_v2_add(ik_joint2(c, last), ik_v2_scale(c->target_turn, c->length[last]));
-        ik_v2_store(ik_joint(c, c->n), tip);
-        return;
-    }
+    /* Through the pose, not the joints: a tip bone too short for the joints to show its
+       direction (length 0, or 5e-324) takes the goal too. */
     ik_chain_settle(c);
     ik_chain_fk(c);
     if (c->dim == 2) ik_pose_bone_turn(c, last, c->target_turn);
@@ -4153,10 +4163,11 @@ ik_status ik_rig_solve(ik_rig *rig, ik_result *out)
     const ik_rig_settings *s = &rig->settings;
     ik_progress progress;
     ik_real distance, reach = 0;
-    int o, iter = 0;
+    int o, iter = 0, goals = 0;
     ik_status st = check_unchanged(rig);
     if (st != IK_OK) return st;
 
+    for (o = 0; o < rig->count; o++) goals += rig->node[o].chain->has_target;
     /* Every chain current, its base where its parent (or the chain outside) puts it. */
     for (o = 0; o < rig->count; o++) {
         ik_chain *c = rig->node[rig->order[o]].chain;
@@ -4164,7 +4175,7 @@ ik_status ik_rig_solve(ik_rig *rig, ik_result *out)
         ik_chain_settle(c);
         ik_chain_fk(c);
         c->kicked = 0;
-        if (c->scale != 1) { /* rigs do not stretch: back to the bones' own lengths */
+        if (goals > 0 && c->scale != 1) { /* rigs do not stretch: back to the bones' own lengths */
             c->scale = 1;
             c->stale_from = 0;
             ik_chain_fk(c);

@@ -303,3 +303,95 @@ describe("type confusion", function()
         assert.is_false(pcall(c.solve, rig, 1, 1))
     end)
 end)
+
+-- Found by the random-calls oracle (spec/random_calls.lua), one case each.
+describe("found by random calls", function()
+    it("a 2D tip bone too short for its joints to show its direction (0, 5e-324) takes its orientation goal, with FABRIK and relaxation", function()
+        for _, len in ipairs({ 0, 5e-324, 1e-300 }) do
+            for _, solve in ipairs({ "solve_fabrik", "solve_relax" }) do
+                local c = ik.chain2d({ 1, 1, len })
+                c:set_target_angle(1)
+                local reached, _, iterations = c[solve](c, 1, 1)
+                assert.is_true(reached, solve .. " " .. len)
+                assert.is_true(iterations > 0)
+                assert.is_true(math.abs(c:world_angle(3) - 1) < 1e-12, solve .. " " .. len .. ": " .. c:world_angle(3))
+            end
+        end
+    end)
+
+    it("relaxing a one-bone chain to an orientation goal keeps it on its base", function()
+        local c = ik.chain2d({ 1 }, 3, 4)
+        c:set_target_angle(0)
+        c:solve_relax(10, 4)
+        assert.are.same({ 3, 4 }, { c:joint(1) })
+    end)
+
+    it("a 2D angle of large magnitude reads back as the angle the pose shows (kept wrapped, posed by the wrapped angle)", function()
+        -- they differed by 4e-8 at 1e9 and by anything at 1.8e308; now by rounding alone
+        local atan2 = math.atan2 or math.atan
+        local function near(p, q) return math.abs(p - q) < 1e-15 end
+        for _, a in ipairs({ 1e9, -1e9, 1.7976931348623157e308, 7.5, -100 }) do
+            local c = ik.chain2d({ 1 })
+            c:set_angle(1, a)
+            local x, y = c:effector()
+            assert.is_true(near(c:angle(1), c:world_angle(1)), a .. ": " .. c:angle(1) .. " " .. c:world_angle(1))
+            assert.is_true(near(atan2(y, x), c:angle(1)))
+            assert.is_true(c:angle(1) >= -math.pi and c:angle(1) <= math.pi)
+            c:set_base(0, 0, a)
+            c:set_angle(1, 0)
+            x, y = c:effector()
+            assert.is_true(near(c:world_angle(1), atan2(y, x)))
+            c:set_target_angle(a)
+            assert.is_true(near(c:target_angle(), atan2(y, x)))
+        end
+    end)
+
+    it("aiming at the tip bone's base has no direction to miss: angle error 0, reached, nothing moves, 2D and 3D", function()
+        for _, turn in ipairs({ -1.25, 0.25, 3 }) do
+            local c = ik.chain3d({ 1, 1 }, 0, 0, 0, math.cos(turn), 0.3, 0.3, math.sin(turn))
+            local before = c:positions()
+            local reached, e, iterations = c:solve_aim(c:joint(2))
+            assert.is_true(reached)
+            assert.are.equal(0, e)
+            assert.are.equal(0, iterations)
+            assert.are.same(before, c:positions())
+        end
+        local c = ik.chain2d({ 1, 1 }, 0, 0, 2.5)
+        local reached, e = c:solve_aim(c:joint(2))
+        assert.is_true(reached)
+        assert.are.equal(0, e)
+    end)
+
+    it("a rig whose root was attached to a chain outside and detached again solves (its tree is the one it was made from)", function()
+        for _, joint in ipairs({ 1, 2 }) do
+            local a, p = ik.chain2d({ 1, 1 }), ik.chain2d({ 1, 1 })
+            local rig = ik.rig({ a })
+            a:attach(p, joint)
+            a:detach()
+            a:set_target(1, 1)
+            assert.is_true(pcall(rig.solve, rig))
+            assert.is_nil(a:parent())
+        end
+    end)
+
+    it("stretch reaches a target 1e200 times its reach away", function()
+        local c = ik.chain2d({ 1, 1 })
+        c:configure({ stretch = true })
+        local reached = c:solve(1e160, 0)
+        assert.is_true(reached)
+        assert.is_true(math.abs(c:stretch_factor() - 5e159) < 5e159 * 1e-12)
+    end)
+
+    it("a rig with no goal leaves a stretched chain stretched: nothing moves", function()
+        local c = ik.chain2d({ 1, 1 })
+        c:configure({ stretch = true })
+        c:solve(10, 0)
+        c:clear_target()
+        local before = c:positions()
+        local reached, distance, iterations = ik.rig({ c }):solve()
+        assert.is_true(reached)
+        assert.are.equal(0, distance)
+        assert.are.equal(0, iterations)
+        assert.are.same(before, c:positions())
+    end)
+end)

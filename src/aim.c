@@ -11,7 +11,8 @@
  * exactly e; but the bones before it moved its base, so the next iteration measures again.
  * Bones are posed within their limits (ik_pose_bone_*), and as every bone aims at its own
  * world orientation, the ones after a bone held by its limit take up the turn it could not
- * make. The solve stops when the angle error is within angle_tolerance, when it no longer
+ * make. A target on the tip bone's base (joint n-1) has no direction to aim along: its angle
+ * error is 0, whatever the tip bone's direction. The solve stops when the angle error is within angle_tolerance, when it no longer
  * shrinks (escape.c), or after `iterations`.
  */
 #include "chain.h"
@@ -20,6 +21,8 @@ ik_real ik_aim_error(const ik_chain *c, ik_vec3 target)
 {
     ik_vec3 to = ik_v3_sub(target, ik_joint_v3(c, c->n - 1)), dir = ik_dir_v3(c, c->n - 1);
     to = ik_v3_tame(to);
+    /* A point on the tip bone's base has no direction: every direction points at it. */
+    if (to.x == 0 && to.y == 0 && to.z == 0) return 0;
     return atan2(ik_v3_len(ik_v3_cross(dir, to)), ik_v3_dot(dir, to));
 }
 

@@ -531,7 +531,7 @@ ik_status ik_chain2d_attach(ik_chain *child, ik_chain *parent, int joint, ik_rea
     if (st != IK_OK) return st;
     if (!isfinite(angle)) return IK_ERR_NOT_FINITE;
     child->offset_angle = ik_wrap_angle(angle);
-    child->offset_turn = ik_v2(cos(angle), sin(angle));
+    child->offset_turn = ik_v2_turn(child->offset_angle);
     link(child, parent, joint);
     return IK_OK;
 }
@@ -558,6 +558,7 @@ void ik_chain_detach(ik_chain *c)
     if (c->parent == NULL) return;
     ik_chain_follow(c);
     c->parent = NULL;
+    c->parent_joint = 0; /* a root's joint is 0 (ik_chain_parent, and the rigs comparing it) */
     if (c->dim == 2) c->base_angle = atan2(c->base_turn.y, c->base_turn.x);
     ik_chain_changed(c);
 }
@@ -662,7 +663,7 @@ ik_status ik_chain2d_set_base(ik_chain *c, ik_real x, ik_real y, ik_real angle)
     pose_changes(c, 0);
     c->base = ik_v3(x + 0.0, y + 0.0, 0);
     c->base_angle = ik_wrap_angle(angle);
-    c->base_turn = ik_v2(cos(angle), sin(angle));
+    c->base_turn = ik_v2_turn(c->base_angle);
     return IK_OK;
 }
 
@@ -827,7 +828,7 @@ ik_status ik_chain2d_set_target_angle(ik_chain *c, ik_real angle)
     IK_CHECK_DIM(c, 2);
     if (!isfinite(angle)) return IK_ERR_NOT_FINITE;
     c->target_angle = ik_wrap_angle(angle);
-    c->target_turn = ik_v2(cos(angle), sin(angle));
+    c->target_turn = ik_v2_turn(c->target_angle);
     c->has_orientation = 1;
     return IK_OK;
 }

@@ -137,11 +137,11 @@ static inline ik_real ik_turn_angle(const ik_chain *c, int i)
     return a == a ? a : atan2(c->turn[i].y, c->turn[i].x);
 }
 
-/* Sets bone i's local angle (2D): the turn, and the exact angle. */
+/* Sets bone i's local angle (2D): the angle wrapped, and the turn of that same angle. */
 static inline void ik_chain_set_turn_angle(ik_chain *c, int i, ik_real angle)
 {
     c->angle[i] = ik_wrap_angle(angle);
-    c->turn[i] = ik_v2(cos(angle), sin(angle));
+    c->turn[i] = ik_v2_turn(c->angle[i]);
 }
 
 /* Joint m's distance from target (a 2D chain's z ignored: the same bits as with z = 0). */

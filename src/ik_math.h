@@ -122,6 +122,16 @@ static inline ik_real ik_wrap_angle(ik_real a)
     return remainder(a, IK_TWO_PI);
 }
 
+/*
+ * The turn (cos a, sin a) of an angle already wrapped by ik_wrap_angle. A 2D angle is kept
+ * wrapped and posed by the turn of the wrapped value, so the angle read back and the pose
+ * agree: cos(1e9) itself differs from cos(remainder(1e9, 2 pi)) by 4e-8, as 2 pi is rounded.
+ */
+static inline ik_vec2 ik_v2_turn(ik_real wrapped)
+{
+    return ik_v2(cos(wrapped), sin(wrapped));
+}
+
 static inline ik_real ik_clamp(ik_real v, ik_real lo, ik_real hi)
 {
     return v < lo ? lo : (v > hi ? hi : v);

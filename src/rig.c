@@ -628,10 +628,11 @@ ik_status ik_rig_solve(ik_rig *rig, ik_result *out)
     const ik_rig_settings *s = &rig->settings;
     ik_progress progress;
     ik_real distance, reach = 0;
-    int o, iter = 0;
+    int o, iter = 0, goals = 0;
     ik_status st = check_unchanged(rig);
     if (st != IK_OK) return st;
 
+    for (o = 0; o < rig->count; o++) goals += rig->node[o].chain->has_target;
     /* Every chain current, its base where its parent (or the chain outside) puts it. */
     for (o = 0; o < rig->count; o++) {
         ik_chain *c = rig->node[rig->order[o]].chain;
@@ -639,7 +640,7 @@ ik_status ik_rig_solve(ik_rig *rig, ik_result *out)
         ik_chain_settle(c);
         ik_chain_fk(c);
         c->kicked = 0;
-        if (c->scale != 1) { /* rigs do not stretch: back to the bones' own lengths */
+        if (goals > 0 && c->scale != 1) { /* rigs do not stretch: back to the bones' own lengths */
             c->scale = 1;
             c->stale_from = 0;
             ik_chain_fk(c);

@@ -217,12 +217,8 @@ static void restore_twist(ik_chain *c, int m)
 void ik_orient_tip(ik_chain *c)
 {
     int last = c->n - 1;
-    if (c->pose_behind && c->dim == 2) {
-        /* Still on the joints: the tip joint goes along the goal's direction. */
-        ik_vec2 tip = ik_v2_add(ik_joint2(c, last), ik_v2_scale(c->target_turn, c->length[last]));
-        ik_v2_store(ik_joint(c, c->n), tip);
-        return;
-    }
+    /* Through the pose, not the joints: a tip bone too short for the joints to show its
+       direction (length 0, or 5e-324) takes the goal too. */
     ik_chain_settle(c);
     ik_chain_fk(c);
     if (c->dim == 2) ik_pose_bone_turn(c, last, c->target_turn);
