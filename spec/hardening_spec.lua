@@ -382,6 +382,28 @@ describe("found by random calls", function()
         assert.is_true(math.abs(c:stretch_factor() - 5e159) < 5e159 * 1e-12)
     end)
 
+    it("a rig whose effector_weight times the coordinates overflows stays finite (the weights are taken in units of the largest)", function()
+        local r = ik.chain2d({ 1, 2 })
+        r:set_limit(2, -0.5, 2.5)
+        r:set_angles({ 0, 2.5 })
+        r:set_target(0, 0)
+        local c = ik.chain2d({ 2, 1e10 })
+        c:configure({ effector_weight = 1e300 })
+        c:attach(r, 2)
+        c:set_target(3e9, 3e9)
+        local reached, distance = ik.rig({ r, c }):solve()
+        assert.is_true(h.finite(distance))
+        for _, chain in ipairs({ r, c }) do
+            assert.is_true(all_finite(chain))
+        end
+        -- what it reports is what the chains show
+        local x, y = c:effector()
+        local rx, ry = r:effector()
+        local worst = math.max(math.sqrt((x - 3e9) ^ 2 + (y - 3e9) ^ 2), math.sqrt(rx ^ 2 + ry ^ 2))
+        assert.is_true(math.abs(worst - distance) <= 1e-6 * worst)
+        assert.are.equal(distance <= 1e-3, reached)
+    end)
+
     it("a rig with no goal leaves a stretched chain stretched: nothing moves", function()
         local c = ik.chain2d({ 1, 1 })
         c:configure({ stretch = true })

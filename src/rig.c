@@ -258,12 +258,12 @@ static int pulls(const ik_rig *rig, const rig_node *nd, int kid)
 static int set_up(ik_rig *rig)
 {
     int o, j, k, goals = 0;
-    ik_real total = 0;
+    ik_real largest = 0;
     for (o = 0; o < rig->count; o++) {
         rig_node *nd = &rig->node[rig->order[o]];
         if (nd->chain->has_target) {
             goals++;
-            total += nd->chain->settings.effector_weight;
+            if (nd->chain->settings.effector_weight > largest) largest = nd->chain->settings.effector_weight;
         }
     }
     for (o = rig->count - 1; o >= 0; o--) {
@@ -273,7 +273,8 @@ static int set_up(ik_rig *rig)
         nd->last = oriented ? c->n - 1 : c->n;
         nd->end = c->has_target ? nd->last : -1;
         nd->top = nd->end;
-        nd->weight = !c->has_target ? 0 : total > 0 ? c->settings.effector_weight : 1;
+        /* In units of the largest, so weights near 1e308, and their sums, stay finite. */
+        nd->weight = !c->has_target ? 0 : largest > 0 ? c->settings.effector_weight / largest : 1;
         if (c->has_target) {
             nd->goal = c->target;
             if (oriented)
