@@ -42,8 +42,8 @@ ALL_CFLAGS := $(CSTD) $(OPT) $(WARN) $(FP_FLAGS) -fPIC $(CFLAGS)
 LUA54_INC  ?= /usr/include/lua5.4
 LUAJIT_INC ?= /usr/include/luajit-2.1
 
-CORE_SRC := src/chain.c src/limits.c src/sweep.c src/escape.c src/two_bone.c src/fabrik.c src/ccd.c src/relax.c src/aim.c src/solve.c src/rig.c
-CORE_HDR := src/ik.h src/ik_math.h src/chain.h
+CORE_SRC := src/chain.c src/limits.c src/sweep.c src/escape.c src/two_bone.c src/fabrik.c src/batch.c src/ccd.c src/relax.c src/aim.c src/solve.c src/rig.c
+CORE_HDR := src/ik.h src/ik_math.h src/chain.h src/batch_lanes.h
 BIND_SRC := src/ik_lua.c
 BIND_HDR := src/ik_lua_compat.h
 
@@ -122,6 +122,19 @@ build/tests/threads: spec/c/threads_test.c libik.a src/ik.h
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -Isrc spec/c/threads_test.c libik.a -o $@ -lm -lpthread
 
+# The batch: ik_solve_many bit for bit the single solves, with the lanes the processor
+# chooses, with SSE2 lanes only, and with no vector path.
+BATCH_TESTS := build/tests/batch build/tests/batch_sse2 build/tests/batch_scalar
+build/tests/batch: spec/c/batch_test.c $(CORE_SRC) $(CORE_HDR)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -Isrc $< $(CORE_SRC) -o $@ -lm
+build/tests/batch_sse2: spec/c/batch_test.c $(CORE_SRC) $(CORE_HDR)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -DIK_NO_AVX2 -Isrc $< $(CORE_SRC) -o $@ -lm
+build/tests/batch_scalar: spec/c/batch_test.c $(CORE_SRC) $(CORE_HDR)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -DIK_NO_LANES -Isrc $< $(CORE_SRC) -o $@ -lm
+
 build/tsan/threads: spec/c/threads_test.c $(CORE_SRC) $(CORE_HDR) | clang-deps
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(CSTD) -g -O1 $(WARN) $(FP_FLAGS) -fsanitize=thread -Isrc $< $(CORE_SRC) -o $@ -lm -lpthread
@@ -132,7 +145,7 @@ test-tsan: deps build/tsan/threads
 deps:
 	@sh tools/deps.sh
 
-test: deps all luajit build/examples/host $(LOVE_SPEC_IK) build/tests/edge_scale build/tests/threads $(REPLAY_BIN)
+test: deps all luajit build/examples/host $(LOVE_SPEC_IK) build/tests/edge_scale build/tests/threads $(BATCH_TESTS) $(REPLAY_BIN)
 	@sh spec/run.sh
 
 demo: deps ik/core.so

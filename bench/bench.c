@@ -1077,8 +1077,12 @@ int main(int argc, char **argv)
     }
     if (argc >= 3 && strcmp(argv[1], "--instr") == 0)
         return instr(argv[2], argc >= 4 ? atol(argv[3]) : 1000);
+    if (argc >= 2 && strcmp(argv[1], "--batch") == 0) { /* the batch table alone */
+        batch_table();
+        return 0;
+    }
     if (argc >= 2) {
-        fprintf(stderr, "usage: bench [--binding | --instr CASE [N]]\n");
+        fprintf(stderr, "usage: bench [--binding | --instr CASE [N] | --batch]\n");
         return 1;
     }
     printf("ik %s, C level (libik.a, the project's flags). ", IK_VERSION);

@@ -653,7 +653,9 @@ int ik_escape_finish(ik_chain *chain, ik_vec3 target, int m, int iterations, int
  * data is current (or pose_behind, for FABRIK and relaxation, which start from the joints).
  * They leave it current or pose_behind. The target is within IK_MAX_COORD.
  */
-int ik_fabrik(ik_chain *chain, ik_vec3 target, int m);
+/* FABRIK's *distance: joint m's from target before (NaN: to be measured), and after (NaN when
+   not known: the chain was straightened, or finished by CCD sweeps). */
+int ik_fabrik(ik_chain *chain, ik_vec3 target, int m, ik_real *distance);
 int ik_ccd(ik_chain *chain, ik_vec3 target, int m);
 int ik_relax(ik_chain *chain, ik_vec3 target, int m);
 int ik_two_bone_chain(ik_chain *chain, ik_vec3 target); /* bones 0 and 1 */
@@ -676,14 +678,82 @@ void ik_fabrik_backward(ik_chain *chain, int lo, int hi, const ik_real *end);
 void ik_fabrik_straighten(ik_chain *chain, ik_vec3 target, int m);
 void ik_fabrik_forward(ik_chain *chain, int lo, int hi);
 
+/* Joint 0 back on the base (the backward pass moved it). */
+void ik_fabrik_put_base(ik_chain *chain);
+
 /*
- * FABRIK on count (<= IK_BATCH) chains without limits, pose_behind or current, all of one
- * dimension, side by side on the vector units: iterations[k] is what ik_fabrik would return
- * for chain k, and every chain ends bit for bit as ik_fabrik leaves it. Returns nonzero
- * when it solved them; 0 when this build or processor has no vector path (solve one by one).
+ * FABRIK's step: w scaled to length len, or fallback (a unit direction) scaled to it when w
+ * has none. The fast path needs |w|^2 in (1e-300, 1e300) and q = len / |w|^2 in [1e-150,
+ * 1e300], which keeps |w q| = len / |w| within [1e-300, 1e300]: no product overflows or
+ * underflows (a bone of 1e-246 next to joints near 1e150 lost its length to an underflow).
+ * Anything else, zero-length bones included, normalises first (the _slow forms). The batch
+ * (batch.c) computes exactly this on several chains at once.
+ */
+ik_vec2 ik_fab_step2_slow(ik_vec2 w, ik_real len, const ik_real *fallback);
+ik_vec3 ik_fab_step3_slow(ik_vec3 w, ik_real len, const ik_real *fallback);
+
+static inline int ik_fab_fast(ik_real d, ik_real q)
+{
+    return d > 1e-300 && d < 1e300 && q >= 1e-150 && q <= 1e300;
+}
+
+static IK_ALWAYS_INLINE ik_vec2 ik_fab_step2(ik_vec2 w, ik_real len, const ik_real *fallback)
+{
+    ik_real d = w.x * w.x + w.y * w.y, q = len / d;
+    if (ik_fab_fast(d, q)) {
+        ik_real s = sqrt(d);
+        return ik_v2(w.x * q * s, w.y * q * s);
+    }
+    return ik_fab_step2_slow(w, len, fallback);
+}
+
+static IK_ALWAYS_INLINE ik_vec3 ik_fab_step3(ik_vec3 w, ik_real len, const ik_real *fallback)
+{
+    ik_real d = w.x * w.x + w.y * w.y + w.z * w.z, q = len / d;
+    if (ik_fab_fast(d, q)) {
+        ik_real s = sqrt(d);
+        return ik_v3(w.x * q * s, w.y * q * s, w.z * q * s);
+    }
+    return ik_fab_step3_slow(w, len, fallback);
+}
+
+/* One FABRIK solve in progress, which the single solve and the batch share. */
+typedef struct ik_fab {
+    ik_chain *c;
+    ik_vec3 target;
+    ik_real end[3];
+    ik_real distance; /* the tip's from target now; NaN when not known */
+    int m, iter;
+    ik_progress progress;
+} ik_fab;
+
+enum { IK_FAB_DONE = 0, IK_FAB_GO_ON = 1, IK_FAB_KICK = 2 };
+
+/*
+ * Starts a solve of bones 0..m-1 towards target, given joint m's distance from it (NaN: to be
+ * measured): the iterations it is done with (0: within tolerance already; 1: out of reach,
+ * or one bone, straightened), or -1 when it is to iterate.
+ */
+int ik_fab_start(ik_fab *f, ik_chain *c, ik_vec3 target, int m, ik_real distance);
+/*
+ * After an iteration's two passes, given the tip's distance from the target: IK_FAB_DONE,
+ * IK_FAB_GO_ON, or IK_FAB_KICK, when the chain is stuck and its joints must be current for
+ * ik_fab_kick, which bends it (or finishes a limited chain) and says whether to go on.
+ */
+int ik_fab_next(ik_fab *f, ik_real distance);
+int ik_fab_kick(ik_fab *f);
+
+/* ---- batch.c ---- */
+
+/*
+ * FABRIK on count (<= IK_BATCH) chains of one dimension without limits, pose_behind or
+ * current, side by side: iterations[k] is what ik_fabrik would return for chain k (all its
+ * bones), and every chain ends bit for bit as ik_fabrik leaves it. distances[k] as ik_fabrik's
+ * distance: the tip's from targets[k] before (NaN: to be measured), and after.
  */
 #define IK_BATCH 64
-int ik_fabrik_batch(ik_chain *const *chains, const ik_vec3 *targets, int count, int *iterations);
+void ik_fabrik_batch(ik_chain *const *chains, const ik_vec3 *targets, int count, int *iterations,
+                     ik_real *distances);
 
 /* ---- solve.c: the parts of a solve the rig shares ---- */
 
@@ -2414,7 +2484,8 @@ int ik_two_bone_chain(ik_chain *c, ik_vec3 target)
  * (pose_behind), and angles or rotations are derived from them only when read (chain.c).
  * 2D chains carry no z. Each step computes len / |w| as (len / |w|^2) * sqrt(|w|^2): the
  * division and the square root then run side by side instead of one after the other,
- * which is most of a step's latency.
+ * which is most of a step's latency (ik_fab_step2 in chain.h). Many chains at once are
+ * batch.c's.
  *
  * Joint limits act inside both passes, as the paper suggests. Backward, a bone's direction
  * is held within what its child's limit allows relative to the child's new direction (the
@@ -2429,49 +2500,6 @@ int ik_two_bone_chain(ik_chain *c, ik_vec3 target)
  */
 
 /*
- * FABRIK's step: w scaled to length len, or fallback (unit) scaled to it when w has no
- * direction. The fast path needs |w|^2 in (1e-300, 1e300) and q = len / |w|^2 in [1e-150,
- * 1e300], which keeps |w q| = len / |w| within [1e-300, 1e300]: no product overflows or
- * underflows (a bone of 1e-246 next to joints near 1e150 lost its length to an underflow).
- * Anything else, zero-length bones included, normalises first.
- */
-static IK_NOINLINE ik_vec2 along2_slow(ik_vec2 w, ik_real len, const ik_real *fallback)
-{
-    return ik_v2_scale(ik_v2_normalize_or(w, ik_v2_load(fallback)), len);
-}
-
-static IK_NOINLINE ik_vec3 along3_slow(ik_vec3 w, ik_real len, const ik_real *fallback)
-{
-    return ik_v3_scale(ik_v3_normalize_or(w, ik_v3_load(fallback)), len);
-}
-
-static IK_ALWAYS_INLINE ik_vec2 along2(ik_vec2 w, ik_real len, const ik_real *fallback)
-{
-    ik_real d = w.x * w.x + w.y * w.y;
-    if (d > 1e-300 && d < 1e300) {
-        ik_real q = len / d;
-        if (q >= 1e-150 && q <= 1e300) {
-            ik_real s = sqrt(d);
-            return ik_v2(w.x * q * s, w.y * q * s);
-        }
-    }
-    return along2_slow(w, len, fallback);
-}
-
-static IK_ALWAYS_INLINE ik_vec3 along3(ik_vec3 w, ik_real len, const ik_real *fallback)
-{
-    ik_real d = w.x * w.x + w.y * w.y + w.z * w.z;
-    if (d > 1e-300 && d < 1e300) {
-        ik_real q = len / d;
-        if (q >= 1e-150 && q <= 1e300) {
-            ik_real s = sqrt(d);
-            return ik_v3(w.x * q * s, w.y * q * s, w.z * q * s);
-        }
-    }
-    return along3_slow(w, len, fallback);
-}
-
-/*
  * The passes without limits. Backward over bones hi-1..lo, joint hi already placed: joint i
  * at length[i] from joint i + 1. Forward over bones lo..hi-1 from joint lo: joint i + 1 at
  * length[i] from joint i. The same in both dimensions, but 2D carries no z.
@@ -2482,7 +2510,7 @@ static void backward2(ik_real *joint, const ik_real *length, const ik_real *dir,
     int i;
     for (i = hi - 1; i >= lo; i--) {
         ik_real *p = joint + 2 * (size_t)i;
-        next = ik_v2_sub(next, along2(ik_v2_sub(next, ik_v2_load(p)), length[i], dir + 2 * (size_t)i));
+        next = ik_v2_sub(next, ik_fab_step2(ik_v2_sub(next, ik_v2_load(p)), length[i], dir + 2 * (size_t)i));
         ik_v2_store(p, next);
     }
 }
@@ -2493,7 +2521,7 @@ static void forward2(ik_real *joint, const ik_real *length, const ik_real *dir, 
     int i;
     for (i = lo; i < hi; i++) {
         ik_real *p = joint + 2 * (size_t)(i + 1);
-        from = ik_v2_add(from, along2(ik_v2_sub(ik_v2_load(p), from), length[i], dir + 2 * (size_t)i));
+        from = ik_v2_add(from, ik_fab_step2(ik_v2_sub(ik_v2_load(p), from), length[i], dir + 2 * (size_t)i));
         ik_v2_store(p, from);
     }
 }
@@ -2504,7 +2532,7 @@ static void backward3(ik_real *joint, const ik_real *length, const ik_real *dir,
     int i;
     for (i = hi - 1; i >= lo; i--) {
         ik_real *p = joint + 3 * (size_t)i;
-        next = ik_v3_sub(next, along3(ik_v3_sub(next, ik_v3_load(p)), length[i], dir + 3 * (size_t)i));
+        next = ik_v3_sub(next, ik_fab_step3(ik_v3_sub(next, ik_v3_load(p)), length[i], dir + 3 * (size_t)i));
         ik_v3_store(p, next);
     }
 }
@@ -2515,7 +2543,7 @@ static void forward3(ik_real *joint, const ik_real *length, const ik_real *dir, 
     int i;
     for (i = lo; i < hi; i++) {
         ik_real *p = joint + 3 * (size_t)(i + 1);
-        from = ik_v3_add(from, along3(ik_v3_sub(ik_v3_load(p), from), length[i], dir + 3 * (size_t)i));
+        from = ik_v3_add(from, ik_fab_step3(ik_v3_sub(ik_v3_load(p), from), length[i], dir + 3 * (size_t)i));
         ik_v3_store(p, from);
     }
 }
@@ -2561,7 +2589,7 @@ void ik_fabrik_forward(ik_chain *c, int lo, int hi)
 }
 
 /* Joint 0 back on the base, which the backward pass moved. */
-static void put_base(ik_chain *c)
+void ik_fabrik_put_base(ik_chain *c)
 {
     ik_real *p = c->joint;
     p[0] = c->base.x, p[1] = c->base.y;
@@ -2586,23 +2614,29 @@ void ik_fabrik_straighten(ik_chain *c, ik_vec3 target, int m)
     }
 }
 
-/* One solve in progress: what the single and the batched solve share. */
-typedef struct fab {
-    ik_chain *c;
-    ik_vec3 target;
-    ik_real end[3];
-    int m, iter;
-    ik_progress progress;
-} fab;
 
 /*
- * Starts a solve: the iterations it is done with (0: within tolerance already; 1: out of
- * reach, or one bone, straightened), or -1 when it is to iterate.
+ * FABRIK's step when it must normalise first (ik_fab_step2, ik_fab_step3 in chain.h): w
+ * scaled to len, or the fallback direction when w has none.
  */
-static int fab_start(fab *f, ik_chain *c, ik_vec3 target, int m)
+IK_NOINLINE ik_vec2 ik_fab_step2_slow(ik_vec2 w, ik_real len, const ik_real *fallback)
+{
+    return ik_v2_scale(ik_v2_normalize_or(w, ik_v2_load(fallback)), len);
+}
+
+IK_NOINLINE ik_vec3 ik_fab_step3_slow(ik_vec3 w, ik_real len, const ik_real *fallback)
+{
+    return ik_v3_scale(ik_v3_normalize_or(w, ik_v3_load(fallback)), len);
+}
+
+/* ---- one solve in progress: what the single solve and the batch (batch.c) share ---- */
+
+int ik_fab_start(ik_fab *f, ik_chain *c, ik_vec3 target, int m, ik_real distance)
 {
     const ik_settings *s = &c->settings;
-    ik_real distance = ik_joint_distance(c, m, target), from_base;
+    ik_real from_base;
+    if (distance != distance) distance = ik_joint_distance(c, m, target);
+    f->distance = distance;
     if (distance <= s->tolerance) return 0;
     from_base = c->dim == 2 ? ik_v2_len(ik_v2_sub(ik_v2(target.x, target.y), ik_joint2(c, 0)))
                             : ik_v3_len(ik_v3_sub(target, ik_joint3(c, 0)));
@@ -2612,6 +2646,7 @@ static int fab_start(fab *f, ik_chain *c, ik_vec3 target, int m)
      */
     if (m == 1 || from_base >= ik_chain_reach_to(c, m, NULL) - s->tolerance) {
         ik_fabrik_straighten(c, target, m);
+        f->distance = NAN;
         return 1;
     }
     f->c = c;
@@ -2623,48 +2658,82 @@ static int fab_start(fab *f, ik_chain *c, ik_vec3 target, int m)
     return -1;
 }
 
-/* After an iteration's passes: whether the solve goes on (escaping a lock-up if it must). */
-static int fab_after(fab *f)
+int ik_fab_next(ik_fab *f, ik_real distance)
+{
+    const ik_settings *s = &f->c->settings;
+    f->iter++;
+    f->distance = distance;
+    if (distance <= s->tolerance || f->iter >= s->iterations) return IK_FAB_DONE;
+    switch (ik_progress_next(f->c, &f->progress, distance)) {
+    case IK_GO_ON: return IK_FAB_GO_ON;
+    case IK_STOP: return IK_FAB_DONE;
+    case IK_KICK: break;
+    }
+    return IK_FAB_KICK;
+}
+
+int ik_fab_kick(ik_fab *f)
 {
     ik_chain *c = f->c;
     const ik_settings *s = &c->settings;
-    ik_real distance = ik_joint_distance(c, f->m, f->target);
-    f->iter++;
-    if (distance <= s->tolerance || f->iter >= s->iterations) return 0;
-    switch (ik_progress_next(c, &f->progress, distance)) {
-    case IK_GO_ON: return 1;
-    case IK_STOP: return 0;
-    case IK_KICK: break;
-    }
     ik_chain_settle(c);
     if (c->limited) {
         f->iter += ik_escape_finish(c, f->target, f->m, s->iterations - f->iter, 0);
+        f->distance = NAN;
         return 0;
     }
     ik_escape_kick(c, f->target, &f->progress, 0);
     return 1;
 }
 
-int ik_fabrik(ik_chain *c, ik_vec3 target, int m)
+int ik_fabrik(ik_chain *c, ik_vec3 target, int m, ik_real *distance)
 {
-    fab f;
-    int done = fab_start(&f, c, target, m);
+    ik_fab f;
+    int done = ik_fab_start(&f, c, target, m, *distance), next;
+    *distance = f.distance;
     if (done >= 0) return done;
     do {
         ik_fabrik_backward(c, 0, m, f.end);
-        put_base(c);
+        ik_fabrik_put_base(c);
         ik_fabrik_forward(c, 0, m);
-    } while (fab_after(&f));
+        next = ik_fab_next(&f, ik_joint_distance(c, m, f.target));
+        if (next == IK_FAB_KICK) next = ik_fab_kick(&f);
+    } while (next);
+    *distance = f.distance;
     return f.iter;
 }
 
+/* ---- src/batch.c ---- */
 /*
- * The batch: chains without limits, solved side by side. Every chain takes exactly the
- * steps ik_fabrik would, with the same arithmetic in the same order; only the chains'
- * steps are interleaved, bone s of every chain still iterating before bone s + 1 of any, so
- * the processor overlaps the independent chains' square roots and divisions, which one
- * chain must wait for one after the other.
+ * batch.c - FABRIK on many chains at once: the chains without limits that ik_solve_many is
+ * given. Every chain takes exactly the steps ik_fabrik would, with the same arithmetic in
+ * the same order, so it ends bit for bit as its own solve leaves it; only the chains' steps
+ * run side by side. One chain's step waits on its division and square root (the step
+ * before gives the next its point); independent chains fill that wait.
+ *
+ * Chains of one bone count go in lanes (batch_lanes.h): their joints laid out side by side,
+ * coordinate by coordinate, so one vector instruction takes one step of 2 or 4 chains
+ * (SSE2 on every x86-64, AVX2 where the processor has it, chosen at run time; NEON on
+ * arm64). A chain that is done leaves its lane to the next chain waiting, or to the last
+ * lane's chain, so the vectors stay full. Chains that are alone in their bone count, or too
+ * long for the scratch space (GROUP_REALS on the stack), and builds without vector
+ * extensions are interleaved one step of each chain after the other.
  */
+
+#if defined(IK_NO_LANES) || !(defined(__GNUC__) || defined(__clang__))
+#define IK_LANES 0
+#elif defined(__x86_64__)
+#define IK_LANES 1
+#include <immintrin.h>
+#elif defined(__aarch64__)
+#define IK_LANES 2
+#include <arm_neon.h>
+#else
+#define IK_LANES 0
+#endif
+
+/* ---- interleaved, one step of each chain after the other ---- */
+
 /* What the passes read of each chain, gathered once so the inner loops only compute. */
 typedef struct lanes {
     ik_real *joint[IK_BATCH];
@@ -2672,7 +2741,7 @@ typedef struct lanes {
     int n[IK_BATCH];
 } lanes;
 
-static int gather(fab *const *f, int count, lanes *ln, int dim)
+static int gather(ik_fab *const *f, int count, lanes *ln, int dim)
 {
     int k, longest = 0;
     for (k = 0; k < count; k++) {
@@ -2686,7 +2755,7 @@ static int gather(fab *const *f, int count, lanes *ln, int dim)
     return longest;
 }
 
-static void batch_passes2(fab *const *f, int count)
+static void batch_passes2(ik_fab *const *f, int count)
 {
     lanes ln;
     int k, s, longest = gather(f, count, &ln, 2);
@@ -2696,25 +2765,25 @@ static void batch_passes2(fab *const *f, int count)
             if (i >= 0) {
                 ik_real *p = ln.joint[k] + 2 * (size_t)i;
                 ik_vec2 next = ik_v2_load(p + 2);
-                next = ik_v2_sub(next, along2(ik_v2_sub(next, ik_v2_load(p)), ln.length[k][i], ln.dir[k] + 2 * (size_t)i));
+                next = ik_v2_sub(next, ik_fab_step2(ik_v2_sub(next, ik_v2_load(p)), ln.length[k][i], ln.dir[k] + 2 * (size_t)i));
                 ik_v2_store(p, next);
             }
         }
     }
-    for (k = 0; k < count; k++) put_base(f[k]->c);
+    for (k = 0; k < count; k++) ik_fabrik_put_base(f[k]->c);
     for (s = 0; s < longest; s++) {
         for (k = 0; k < count; k++) {
             if (s < ln.n[k]) {
                 ik_real *p = ln.joint[k] + 2 * (size_t)s;
                 ik_vec2 from = ik_v2_load(p);
-                from = ik_v2_add(from, along2(ik_v2_sub(ik_v2_load(p + 2), from), ln.length[k][s], ln.dir[k] + 2 * (size_t)s));
+                from = ik_v2_add(from, ik_fab_step2(ik_v2_sub(ik_v2_load(p + 2), from), ln.length[k][s], ln.dir[k] + 2 * (size_t)s));
                 ik_v2_store(p + 2, from);
             }
         }
     }
 }
 
-static void batch_passes3(fab *const *f, int count)
+static void batch_passes3(ik_fab *const *f, int count)
 {
     lanes ln;
     int k, s, longest = gather(f, count, &ln, 3);
@@ -2724,43 +2793,827 @@ static void batch_passes3(fab *const *f, int count)
             if (i >= 0) {
                 ik_real *p = ln.joint[k] + 3 * (size_t)i;
                 ik_vec3 next = ik_v3_load(p + 3);
-                next = ik_v3_sub(next, along3(ik_v3_sub(next, ik_v3_load(p)), ln.length[k][i], ln.dir[k] + 3 * (size_t)i));
+                next = ik_v3_sub(next, ik_fab_step3(ik_v3_sub(next, ik_v3_load(p)), ln.length[k][i], ln.dir[k] + 3 * (size_t)i));
                 ik_v3_store(p, next);
             }
         }
     }
-    for (k = 0; k < count; k++) put_base(f[k]->c);
+    for (k = 0; k < count; k++) ik_fabrik_put_base(f[k]->c);
     for (s = 0; s < longest; s++) {
         for (k = 0; k < count; k++) {
             if (s < ln.n[k]) {
                 ik_real *p = ln.joint[k] + 3 * (size_t)s;
                 ik_vec3 from = ik_v3_load(p);
-                from = ik_v3_add(from, along3(ik_v3_sub(ik_v3_load(p + 3), from), ln.length[k][s], ln.dir[k] + 3 * (size_t)s));
+                from = ik_v3_add(from, ik_fab_step3(ik_v3_sub(ik_v3_load(p + 3), from), ln.length[k][s], ln.dir[k] + 3 * (size_t)s));
                 ik_v3_store(p + 3, from);
             }
         }
     }
 }
 
-int ik_fabrik_batch(ik_chain *const *chains, const ik_vec3 *targets, int count, int *iterations)
+
+static void interleave(ik_fab **live, int n)
 {
-    fab run[IK_BATCH], *live[IK_BATCH];
-    int k, n = 0;
-    for (k = 0; k < count; k++) {
-        iterations[k] = fab_start(&run[k], chains[k], targets[k], chains[k]->n);
-        if (iterations[k] < 0) live[n++] = &run[k];
-    }
     while (n > 0) {
-        int kept = 0;
-        if (chains[0]->dim == 2) batch_passes2(live, n);
+        int k, kept = 0;
+        if (live[0]->c->dim == 2) batch_passes2(live, n);
         else batch_passes3(live, n);
         for (k = 0; k < n; k++) {
-            if (fab_after(live[k])) live[kept++] = live[k];
-            else iterations[live[k] - run] = live[k]->iter;
+            ik_fab *f = live[k];
+            int next = ik_fab_next(f, ik_joint_distance(f->c, f->m, f->target));
+            if (next == IK_FAB_KICK) next = ik_fab_kick(f);
+            if (next) live[kept++] = f;
         }
         n = kept;
     }
-    return 1;
+}
+
+#if IK_LANES
+
+/* ---- in lanes ---- */
+
+#define GROUP_REALS 4096 /* the scratch of a group: 32 KB */
+#define WIDEST 4         /* doubles in the widest vector */
+
+/*
+ * Chains of n bones side by side: joint j of lane k at x[j * cap + k] (y, z alike), bone i's
+ * length at len[i * cap + k]; lanes 0..live-1 hold a chain (fab[k]), and the rest of the
+ * last vector a copy of some chain, so every number a vector holds is one a solve made.
+ */
+typedef struct group {
+    int n, dim, cap, live;
+    ik_real *x, *y, *z, *len;
+    ik_fab *fab[IK_BATCH];
+    ik_real tx[IK_BATCH], ty[IK_BATCH], tz[IK_BATCH], bx[IK_BATCH], by[IK_BATCH], bz[IK_BATCH];
+    ik_real dist[IK_BATCH]; /* each lane's tip from its target after the passes */
+} group;
+
+typedef void (*passes_fn)(group *g);
+
+/* Chain f into lane k. */
+static void take(group *g, int k, ik_fab *f)
+{
+    const ik_chain *c = f->c;
+    const size_t cap = (size_t)g->cap;
+    int j;
+    for (j = 0; j <= g->n; j++) {
+        const ik_real *p = c->joint + (size_t)g->dim * (size_t)j;
+        g->x[j * cap + k] = p[0], g->y[j * cap + k] = p[1];
+        if (g->dim == 3) g->z[j * cap + k] = p[2];
+    }
+    for (j = 0; j < g->n; j++) g->len[j * cap + k] = c->length[j];
+    g->tx[k] = f->end[0], g->ty[k] = f->end[1], g->tz[k] = f->end[2];
+    g->bx[k] = c->base.x, g->by[k] = c->base.y, g->bz[k] = c->base.z;
+    g->fab[k] = f;
+    f->c->pose_behind = 1; /* the joints are the truth */
+}
+
+/* Lane k's joints back into its chain. */
+static void put(const group *g, int k)
+{
+    ik_chain *c = g->fab[k]->c;
+    const size_t cap = (size_t)g->cap;
+    int j;
+    for (j = 0; j <= g->n; j++) {
+        ik_real *p = c->joint + (size_t)g->dim * (size_t)j;
+        p[0] = g->x[j * cap + k], p[1] = g->y[j * cap + k];
+        if (g->dim == 3) p[2] = g->z[j * cap + k];
+    }
+}
+
+/* Lane `from` copied into lane `to`. */
+static void move(group *g, int from, int to)
+{
+    const size_t cap = (size_t)g->cap;
+    int j;
+    for (j = 0; j <= g->n; j++) {
+        g->x[j * cap + to] = g->x[j * cap + from], g->y[j * cap + to] = g->y[j * cap + from];
+        if (g->dim == 3) g->z[j * cap + to] = g->z[j * cap + from];
+    }
+    for (j = 0; j < g->n; j++) g->len[j * cap + to] = g->len[j * cap + from];
+    g->tx[to] = g->tx[from], g->ty[to] = g->ty[from], g->tz[to] = g->tz[from];
+    g->bx[to] = g->bx[from], g->by[to] = g->by[from], g->bz[to] = g->bz[from];
+    g->dist[to] = g->dist[from];
+    g->fab[to] = g->fab[from];
+}
+
+/*
+ * Solves the count chains of queue (n bones each) in lanes; cap lanes at a time, a lane that
+ * is done taken by the next chain waiting.
+ */
+static void run_group(ik_fab *const *queue, int count, int cap, passes_fn passes)
+{
+    ik_real scratch[GROUP_REALS] __attribute__((aligned(32)));
+    const ik_chain *first = queue[0]->c;
+    group g;
+    int k, next = 0, rows;
+    g.n = first->n, g.dim = first->dim, g.cap = cap, g.live = 0;
+    rows = (g.n + 1) * cap;
+    g.x = scratch, g.y = g.x + rows;
+    g.z = g.dim == 3 ? g.y + rows : NULL;
+    g.len = (g.dim == 3 ? g.z : g.y) + rows;
+    while (g.live < cap && next < count) take(&g, g.live++, queue[next++]);
+    for (k = g.live; k % WIDEST; k++) move(&g, 0, k); /* the rest of the last vector */
+    while (g.live > 0) {
+        passes(&g);
+        for (k = 0; k < g.live;) {
+            ik_fab *f = g.fab[k];
+            int step = ik_fab_next(f, g.dist[k]);
+            if (step == IK_FAB_KICK) { /* the kick works on the chain itself */
+                put(&g, k);
+                step = ik_fab_kick(f);
+                take(&g, k, f);
+            }
+            if (step != IK_FAB_DONE) {
+                k++;
+                continue;
+            }
+            put(&g, k);
+            if (next < count) take(&g, k++, queue[next++]);
+            else if (k < --g.live) move(&g, g.live, k); /* looked at next */
+        }
+    }
+}
+
+#if IK_LANES == 1
+#define LANES_ALIGNED __attribute__((aligned(32)))
+
+#define LANES_NAME(f) f##_sse2
+#define LANES_TARGET
+#define LANES_W 2
+#define V __m128d
+#define V_LOAD _mm_loadu_pd
+#define V_STORE _mm_storeu_pd
+#define V_ADD _mm_add_pd
+#define V_SUB _mm_sub_pd
+#define V_MUL _mm_mul_pd
+#define V_DIV _mm_div_pd
+#define V_SQRT _mm_sqrt_pd
+/* The lanes (bits) where d is not in (1e-300, 1e300); where q is not in [1e-150, 1e300]. */
+#define V_OUT_D(d) (3 & ~_mm_movemask_pd(_mm_and_pd(_mm_cmpgt_pd(d, _mm_set1_pd(1e-300)), \
+                                                       _mm_cmplt_pd(d, _mm_set1_pd(1e300)))))
+#define V_OUT_Q(q) (3 & ~_mm_movemask_pd(_mm_and_pd(_mm_cmpge_pd(q, _mm_set1_pd(1e-150)), \
+                                                       _mm_cmple_pd(q, _mm_set1_pd(1e300)))))
+/*
+ * batch_lanes.h - the two FABRIK passes of batch.c over a group of chains laid side by side,
+ * written once over a vector of LANES_W doubles and included by batch.c once per instruction
+ * set, with these defined:
+ *
+ *   LANES_NAME(f)   the function's name for this instruction set
+ *   LANES_TARGET    the function attribute that enables it (or nothing)
+ *   LANES_W         doubles in a vector
+ *   V               the vector type; V_LOAD, V_STORE (aligned), V_ADD, V_SUB, V_MUL, V_DIV,
+ *                   V_SQRT its operations, each exactly rounded as the scalar one
+ *   V_OUT_D(d)      the bits (lane 0 the lowest) of the lanes where d is not in (1e-300,
+ *                   1e300); V_OUT_Q(q) where q is not in [1e-150, 1e300]
+ *
+ * The arithmetic is ik_fab_step2 / ik_fab_step3's, in the same order, so each lane computes
+ * the bits ik_fabrik computes for its chain; a lane that needs the slow step takes it from
+ * the scalar code. The passes end with each lane's tip distance from its target, as
+ * ik_joint_distance computes it (ik_v2_len, ik_v3_len: hypot where the square would
+ * overflow or underflow).
+ */
+
+/* The scalar step for the lanes in `slow` (bits) of the vector at lane `first`, patched in. */
+static void LANES_NAME(patch)(const group *g, int bone, int first, int slow, ik_real *wx, ik_real *wy,
+                                           ik_real *wz, ik_real *sx, ik_real *sy, ik_real *sz)
+{
+    int l;
+    for (l = 0; l < LANES_W; l++) {
+        const ik_chain *c;
+        ik_real len;
+        if (!(slow >> l & 1)) continue;
+        c = g->fab[first + l]->c;
+        len = g->len[(size_t)bone * g->cap + first + l];
+        if (g->dim == 2) {
+            ik_vec2 s = ik_fab_step2_slow(ik_v2(wx[l], wy[l]), len, c->dir + 2 * (size_t)bone);
+            sx[l] = s.x, sy[l] = s.y;
+        } else {
+            ik_vec3 s = ik_fab_step3_slow(ik_v3(wx[l], wy[l], wz[l]), len, c->dir + 3 * (size_t)bone);
+            sx[l] = s.x, sy[l] = s.y, sz[l] = s.z;
+        }
+    }
+}
+
+/* The steps s of the vector at lane `first` (bone `bone`, segments w) with the slow lanes' patched in. */
+static LANES_TARGET void LANES_NAME(fix2)(const group *g, int bone, int first, int slow, V wx, V wy, V *sx, V *sy)
+{
+    LANES_ALIGNED ik_real ax[LANES_W], ay[LANES_W], bx[LANES_W], by[LANES_W];
+    V_STORE(ax, wx), V_STORE(ay, wy), V_STORE(bx, *sx), V_STORE(by, *sy);
+    LANES_NAME(patch)(g, bone, first, slow, ax, ay, NULL, bx, by, NULL);
+    *sx = V_LOAD(bx), *sy = V_LOAD(by);
+}
+
+static LANES_TARGET void LANES_NAME(fix3)(const group *g, int bone, int first, int slow, V wx, V wy, V wz, V *sx,
+                                          V *sy, V *sz)
+{
+    LANES_ALIGNED ik_real ax[LANES_W], ay[LANES_W], az[LANES_W], bx[LANES_W], by[LANES_W], bz[LANES_W];
+    V_STORE(ax, wx), V_STORE(ay, wy), V_STORE(az, wz), V_STORE(bx, *sx), V_STORE(by, *sy), V_STORE(bz, *sz);
+    LANES_NAME(patch)(g, bone, first, slow, ax, ay, az, bx, by, bz);
+    *sx = V_LOAD(bx), *sy = V_LOAD(by), *sz = V_LOAD(bz);
+}
+
+/* Lanes of the vector at lane `first` that hold a chain (the last vector may be partly empty). */
+static inline int LANES_NAME(used)(const group *g, int first)
+{
+    int left = g->live - first;
+    return left >= LANES_W ? (1 << LANES_W) - 1 : (1 << left) - 1;
+}
+
+static LANES_TARGET void LANES_NAME(passes2)(group *g)
+{
+    const size_t cap = (size_t)g->cap;
+    ik_real *x = g->x, *y = g->y;
+    const ik_real *len = g->len;
+    int i, k;
+    /* Backward: the tip on the target, each joint at its bone's length from the next. */
+    for (k = 0; k < g->live; k += LANES_W) {
+        V_STORE(x + g->n * cap + k, V_LOAD(g->tx + k));
+        V_STORE(y + g->n * cap + k, V_LOAD(g->ty + k));
+    }
+    for (i = g->n - 1; i >= 0; i--) {
+        for (k = 0; k < g->live; k += LANES_W) {
+            ik_real *px = x + i * cap + k, *py = y + i * cap + k;
+            V nx = V_LOAD(px + cap), ny = V_LOAD(py + cap);
+            V wx = V_SUB(nx, V_LOAD(px)), wy = V_SUB(ny, V_LOAD(py));
+            V d = V_ADD(V_MUL(wx, wx), V_MUL(wy, wy));
+            V q = V_DIV(V_LOAD(len + i * cap + k), d), s = V_SQRT(d);
+            V sx = V_MUL(V_MUL(wx, q), s), sy = V_MUL(V_MUL(wy, q), s);
+            int slow = (V_OUT_D(d) | V_OUT_Q(q)) & LANES_NAME(used)(g, k);
+            if (slow) LANES_NAME(fix2)(g, i, k, slow, wx, wy, &sx, &sy);
+            V_STORE(px, V_SUB(nx, sx));
+            V_STORE(py, V_SUB(ny, sy));
+        }
+    }
+    /* Forward: joint 0 back on the base, each joint at its bone's length from the one before. */
+    for (k = 0; k < g->live; k += LANES_W) {
+        V_STORE(x + k, V_LOAD(g->bx + k));
+        V_STORE(y + k, V_LOAD(g->by + k));
+    }
+    for (i = 0; i < g->n; i++) {
+        for (k = 0; k < g->live; k += LANES_W) {
+            ik_real *px = x + i * cap + k, *py = y + i * cap + k;
+            V fx = V_LOAD(px), fy = V_LOAD(py);
+            V wx = V_SUB(V_LOAD(px + cap), fx), wy = V_SUB(V_LOAD(py + cap), fy);
+            V d = V_ADD(V_MUL(wx, wx), V_MUL(wy, wy));
+            V q = V_DIV(V_LOAD(len + i * cap + k), d), s = V_SQRT(d);
+            V sx = V_MUL(V_MUL(wx, q), s), sy = V_MUL(V_MUL(wy, q), s);
+            int slow = (V_OUT_D(d) | V_OUT_Q(q)) & LANES_NAME(used)(g, k);
+            if (slow) LANES_NAME(fix2)(g, i, k, slow, wx, wy, &sx, &sy);
+            V_STORE(px + cap, V_ADD(fx, sx));
+            V_STORE(py + cap, V_ADD(fy, sy));
+        }
+    }
+    for (k = 0; k < g->live; k += LANES_W) {
+        V dx = V_SUB(V_LOAD(g->tx + k), V_LOAD(x + g->n * cap + k));
+        V dy = V_SUB(V_LOAD(g->ty + k), V_LOAD(y + g->n * cap + k));
+        V d = V_ADD(V_MUL(dx, dx), V_MUL(dy, dy));
+        int far = V_OUT_D(d) & LANES_NAME(used)(g, k), l;
+        V_STORE(g->dist + k, V_SQRT(d));
+        for (l = 0; far; l++, far >>= 1)
+            if (far & 1) g->dist[k + l] = hypot(g->tx[k + l] - x[g->n * cap + k + l], g->ty[k + l] - y[g->n * cap + k + l]);
+    }
+}
+
+static LANES_TARGET void LANES_NAME(passes3)(group *g)
+{
+    const size_t cap = (size_t)g->cap;
+    ik_real *x = g->x, *y = g->y, *z = g->z;
+    const ik_real *len = g->len;
+    int i, k;
+    for (k = 0; k < g->live; k += LANES_W) {
+        V_STORE(x + g->n * cap + k, V_LOAD(g->tx + k));
+        V_STORE(y + g->n * cap + k, V_LOAD(g->ty + k));
+        V_STORE(z + g->n * cap + k, V_LOAD(g->tz + k));
+    }
+    for (i = g->n - 1; i >= 0; i--) {
+        for (k = 0; k < g->live; k += LANES_W) {
+            ik_real *px = x + i * cap + k, *py = y + i * cap + k, *pz = z + i * cap + k;
+            V nx = V_LOAD(px + cap), ny = V_LOAD(py + cap), nz = V_LOAD(pz + cap);
+            V wx = V_SUB(nx, V_LOAD(px)), wy = V_SUB(ny, V_LOAD(py)), wz = V_SUB(nz, V_LOAD(pz));
+            V d = V_ADD(V_ADD(V_MUL(wx, wx), V_MUL(wy, wy)), V_MUL(wz, wz));
+            V q = V_DIV(V_LOAD(len + i * cap + k), d), s = V_SQRT(d);
+            V sx = V_MUL(V_MUL(wx, q), s), sy = V_MUL(V_MUL(wy, q), s), sz = V_MUL(V_MUL(wz, q), s);
+            int slow = (V_OUT_D(d) | V_OUT_Q(q)) & LANES_NAME(used)(g, k);
+            if (slow) LANES_NAME(fix3)(g, i, k, slow, wx, wy, wz, &sx, &sy, &sz);
+            V_STORE(px, V_SUB(nx, sx));
+            V_STORE(py, V_SUB(ny, sy));
+            V_STORE(pz, V_SUB(nz, sz));
+        }
+    }
+    for (k = 0; k < g->live; k += LANES_W) {
+        V_STORE(x + k, V_LOAD(g->bx + k));
+        V_STORE(y + k, V_LOAD(g->by + k));
+        V_STORE(z + k, V_LOAD(g->bz + k));
+    }
+    for (i = 0; i < g->n; i++) {
+        for (k = 0; k < g->live; k += LANES_W) {
+            ik_real *px = x + i * cap + k, *py = y + i * cap + k, *pz = z + i * cap + k;
+            V fx = V_LOAD(px), fy = V_LOAD(py), fz = V_LOAD(pz);
+            V wx = V_SUB(V_LOAD(px + cap), fx), wy = V_SUB(V_LOAD(py + cap), fy), wz = V_SUB(V_LOAD(pz + cap), fz);
+            V d = V_ADD(V_ADD(V_MUL(wx, wx), V_MUL(wy, wy)), V_MUL(wz, wz));
+            V q = V_DIV(V_LOAD(len + i * cap + k), d), s = V_SQRT(d);
+            V sx = V_MUL(V_MUL(wx, q), s), sy = V_MUL(V_MUL(wy, q), s), sz = V_MUL(V_MUL(wz, q), s);
+            int slow = (V_OUT_D(d) | V_OUT_Q(q)) & LANES_NAME(used)(g, k);
+            if (slow) LANES_NAME(fix3)(g, i, k, slow, wx, wy, wz, &sx, &sy, &sz);
+            V_STORE(px + cap, V_ADD(fx, sx));
+            V_STORE(py + cap, V_ADD(fy, sy));
+            V_STORE(pz + cap, V_ADD(fz, sz));
+        }
+    }
+    for (k = 0; k < g->live; k += LANES_W) {
+        V dx = V_SUB(V_LOAD(g->tx + k), V_LOAD(x + g->n * cap + k));
+        V dy = V_SUB(V_LOAD(g->ty + k), V_LOAD(y + g->n * cap + k));
+        V dz = V_SUB(V_LOAD(g->tz + k), V_LOAD(z + g->n * cap + k));
+        V d = V_ADD(V_ADD(V_MUL(dx, dx), V_MUL(dy, dy)), V_MUL(dz, dz));
+        int far = V_OUT_D(d) & LANES_NAME(used)(g, k), l;
+        V_STORE(g->dist + k, V_SQRT(d));
+        for (l = 0; far; l++, far >>= 1)
+            if (far & 1)
+                g->dist[k + l] = hypot(hypot(g->tx[k + l] - x[g->n * cap + k + l], g->ty[k + l] - y[g->n * cap + k + l]),
+                                       g->tz[k + l] - z[g->n * cap + k + l]);
+    }
+}
+#undef LANES_NAME
+#undef LANES_TARGET
+#undef LANES_W
+#undef V
+#undef V_LOAD
+#undef V_STORE
+#undef V_ADD
+#undef V_SUB
+#undef V_MUL
+#undef V_DIV
+#undef V_SQRT
+#undef V_OUT_D
+#undef V_OUT_Q
+
+#ifndef IK_NO_AVX2
+#define LANES_NAME(f) f##_avx2
+#define LANES_TARGET __attribute__((target("avx2")))
+#define LANES_W 4
+#define V __m256d
+#define V_LOAD _mm256_loadu_pd
+#define V_STORE _mm256_storeu_pd
+#define V_ADD _mm256_add_pd
+#define V_SUB _mm256_sub_pd
+#define V_MUL _mm256_mul_pd
+#define V_DIV _mm256_div_pd
+#define V_SQRT _mm256_sqrt_pd
+#define V_OUT_D(d) (15 & ~_mm256_movemask_pd(_mm256_and_pd(_mm256_cmp_pd(d, _mm256_set1_pd(1e-300), _CMP_GT_OQ), \
+                                                             _mm256_cmp_pd(d, _mm256_set1_pd(1e300), _CMP_LT_OQ))))
+#define V_OUT_Q(q) (15 & ~_mm256_movemask_pd(_mm256_and_pd(_mm256_cmp_pd(q, _mm256_set1_pd(1e-150), _CMP_GE_OQ), \
+                                                             _mm256_cmp_pd(q, _mm256_set1_pd(1e300), _CMP_LE_OQ))))
+/*
+ * batch_lanes.h - the two FABRIK passes of batch.c over a group of chains laid side by side,
+ * written once over a vector of LANES_W doubles and included by batch.c once per instruction
+ * set, with these defined:
+ *
+ *   LANES_NAME(f)   the function's name for this instruction set
+ *   LANES_TARGET    the function attribute that enables it (or nothing)
+ *   LANES_W         doubles in a vector
+ *   V               the vector type; V_LOAD, V_STORE (aligned), V_ADD, V_SUB, V_MUL, V_DIV,
+ *                   V_SQRT its operations, each exactly rounded as the scalar one
+ *   V_OUT_D(d)      the bits (lane 0 the lowest) of the lanes where d is not in (1e-300,
+ *                   1e300); V_OUT_Q(q) where q is not in [1e-150, 1e300]
+ *
+ * The arithmetic is ik_fab_step2 / ik_fab_step3's, in the same order, so each lane computes
+ * the bits ik_fabrik computes for its chain; a lane that needs the slow step takes it from
+ * the scalar code. The passes end with each lane's tip distance from its target, as
+ * ik_joint_distance computes it (ik_v2_len, ik_v3_len: hypot where the square would
+ * overflow or underflow).
+ */
+
+/* The scalar step for the lanes in `slow` (bits) of the vector at lane `first`, patched in. */
+static void LANES_NAME(patch)(const group *g, int bone, int first, int slow, ik_real *wx, ik_real *wy,
+                                           ik_real *wz, ik_real *sx, ik_real *sy, ik_real *sz)
+{
+    int l;
+    for (l = 0; l < LANES_W; l++) {
+        const ik_chain *c;
+        ik_real len;
+        if (!(slow >> l & 1)) continue;
+        c = g->fab[first + l]->c;
+        len = g->len[(size_t)bone * g->cap + first + l];
+        if (g->dim == 2) {
+            ik_vec2 s = ik_fab_step2_slow(ik_v2(wx[l], wy[l]), len, c->dir + 2 * (size_t)bone);
+            sx[l] = s.x, sy[l] = s.y;
+        } else {
+            ik_vec3 s = ik_fab_step3_slow(ik_v3(wx[l], wy[l], wz[l]), len, c->dir + 3 * (size_t)bone);
+            sx[l] = s.x, sy[l] = s.y, sz[l] = s.z;
+        }
+    }
+}
+
+/* The steps s of the vector at lane `first` (bone `bone`, segments w) with the slow lanes' patched in. */
+static LANES_TARGET void LANES_NAME(fix2)(const group *g, int bone, int first, int slow, V wx, V wy, V *sx, V *sy)
+{
+    LANES_ALIGNED ik_real ax[LANES_W], ay[LANES_W], bx[LANES_W], by[LANES_W];
+    V_STORE(ax, wx), V_STORE(ay, wy), V_STORE(bx, *sx), V_STORE(by, *sy);
+    LANES_NAME(patch)(g, bone, first, slow, ax, ay, NULL, bx, by, NULL);
+    *sx = V_LOAD(bx), *sy = V_LOAD(by);
+}
+
+static LANES_TARGET void LANES_NAME(fix3)(const group *g, int bone, int first, int slow, V wx, V wy, V wz, V *sx,
+                                          V *sy, V *sz)
+{
+    LANES_ALIGNED ik_real ax[LANES_W], ay[LANES_W], az[LANES_W], bx[LANES_W], by[LANES_W], bz[LANES_W];
+    V_STORE(ax, wx), V_STORE(ay, wy), V_STORE(az, wz), V_STORE(bx, *sx), V_STORE(by, *sy), V_STORE(bz, *sz);
+    LANES_NAME(patch)(g, bone, first, slow, ax, ay, az, bx, by, bz);
+    *sx = V_LOAD(bx), *sy = V_LOAD(by), *sz = V_LOAD(bz);
+}
+
+/* Lanes of the vector at lane `first` that hold a chain (the last vector may be partly empty). */
+static inline int LANES_NAME(used)(const group *g, int first)
+{
+    int left = g->live - first;
+    return left >= LANES_W ? (1 << LANES_W) - 1 : (1 << left) - 1;
+}
+
+static LANES_TARGET void LANES_NAME(passes2)(group *g)
+{
+    const size_t cap = (size_t)g->cap;
+    ik_real *x = g->x, *y = g->y;
+    const ik_real *len = g->len;
+    int i, k;
+    /* Backward: the tip on the target, each joint at its bone's length from the next. */
+    for (k = 0; k < g->live; k += LANES_W) {
+        V_STORE(x + g->n * cap + k, V_LOAD(g->tx + k));
+        V_STORE(y + g->n * cap + k, V_LOAD(g->ty + k));
+    }
+    for (i = g->n - 1; i >= 0; i--) {
+        for (k = 0; k < g->live; k += LANES_W) {
+            ik_real *px = x + i * cap + k, *py = y + i * cap + k;
+            V nx = V_LOAD(px + cap), ny = V_LOAD(py + cap);
+            V wx = V_SUB(nx, V_LOAD(px)), wy = V_SUB(ny, V_LOAD(py));
+            V d = V_ADD(V_MUL(wx, wx), V_MUL(wy, wy));
+            V q = V_DIV(V_LOAD(len + i * cap + k), d), s = V_SQRT(d);
+            V sx = V_MUL(V_MUL(wx, q), s), sy = V_MUL(V_MUL(wy, q), s);
+            int slow = (V_OUT_D(d) | V_OUT_Q(q)) & LANES_NAME(used)(g, k);
+            if (slow) LANES_NAME(fix2)(g, i, k, slow, wx, wy, &sx, &sy);
+            V_STORE(px, V_SUB(nx, sx));
+            V_STORE(py, V_SUB(ny, sy));
+        }
+    }
+    /* Forward: joint 0 back on the base, each joint at its bone's length from the one before. */
+    for (k = 0; k < g->live; k += LANES_W) {
+        V_STORE(x + k, V_LOAD(g->bx + k));
+        V_STORE(y + k, V_LOAD(g->by + k));
+    }
+    for (i = 0; i < g->n; i++) {
+        for (k = 0; k < g->live; k += LANES_W) {
+            ik_real *px = x + i * cap + k, *py = y + i * cap + k;
+            V fx = V_LOAD(px), fy = V_LOAD(py);
+            V wx = V_SUB(V_LOAD(px + cap), fx), wy = V_SUB(V_LOAD(py + cap), fy);
+            V d = V_ADD(V_MUL(wx, wx), V_MUL(wy, wy));
+            V q = V_DIV(V_LOAD(len + i * cap + k), d), s = V_SQRT(d);
+            V sx = V_MUL(V_MUL(wx, q), s), sy = V_MUL(V_MUL(wy, q), s);
+            int slow = (V_OUT_D(d) | V_OUT_Q(q)) & LANES_NAME(used)(g, k);
+            if (slow) LANES_NAME(fix2)(g, i, k, slow, wx, wy, &sx, &sy);
+            V_STORE(px + cap, V_ADD(fx, sx));
+            V_STORE(py + cap, V_ADD(fy, sy));
+        }
+    }
+    for (k = 0; k < g->live; k += LANES_W) {
+        V dx = V_SUB(V_LOAD(g->tx + k), V_LOAD(x + g->n * cap + k));
+        V dy = V_SUB(V_LOAD(g->ty + k), V_LOAD(y + g->n * cap + k));
+        V d = V_ADD(V_MUL(dx, dx), V_MUL(dy, dy));
+        int far = V_OUT_D(d) & LANES_NAME(used)(g, k), l;
+        V_STORE(g->dist + k, V_SQRT(d));
+        for (l = 0; far; l++, far >>= 1)
+            if (far & 1) g->dist[k + l] = hypot(g->tx[k + l] - x[g->n * cap + k + l], g->ty[k + l] - y[g->n * cap + k + l]);
+    }
+}
+
+static LANES_TARGET void LANES_NAME(passes3)(group *g)
+{
+    const size_t cap = (size_t)g->cap;
+    ik_real *x = g->x, *y = g->y, *z = g->z;
+    const ik_real *len = g->len;
+    int i, k;
+    for (k = 0; k < g->live; k += LANES_W) {
+        V_STORE(x + g->n * cap + k, V_LOAD(g->tx + k));
+        V_STORE(y + g->n * cap + k, V_LOAD(g->ty + k));
+        V_STORE(z + g->n * cap + k, V_LOAD(g->tz + k));
+    }
+    for (i = g->n - 1; i >= 0; i--) {
+        for (k = 0; k < g->live; k += LANES_W) {
+            ik_real *px = x + i * cap + k, *py = y + i * cap + k, *pz = z + i * cap + k;
+            V nx = V_LOAD(px + cap), ny = V_LOAD(py + cap), nz = V_LOAD(pz + cap);
+            V wx = V_SUB(nx, V_LOAD(px)), wy = V_SUB(ny, V_LOAD(py)), wz = V_SUB(nz, V_LOAD(pz));
+            V d = V_ADD(V_ADD(V_MUL(wx, wx), V_MUL(wy, wy)), V_MUL(wz, wz));
+            V q = V_DIV(V_LOAD(len + i * cap + k), d), s = V_SQRT(d);
+            V sx = V_MUL(V_MUL(wx, q), s), sy = V_MUL(V_MUL(wy, q), s), sz = V_MUL(V_MUL(wz, q), s);
+            int slow = (V_OUT_D(d) | V_OUT_Q(q)) & LANES_NAME(used)(g, k);
+            if (slow) LANES_NAME(fix3)(g, i, k, slow, wx, wy, wz, &sx, &sy, &sz);
+            V_STORE(px, V_SUB(nx, sx));
+            V_STORE(py, V_SUB(ny, sy));
+            V_STORE(pz, V_SUB(nz, sz));
+        }
+    }
+    for (k = 0; k < g->live; k += LANES_W) {
+        V_STORE(x + k, V_LOAD(g->bx + k));
+        V_STORE(y + k, V_LOAD(g->by + k));
+        V_STORE(z + k, V_LOAD(g->bz + k));
+    }
+    for (i = 0; i < g->n; i++) {
+        for (k = 0; k < g->live; k += LANES_W) {
+            ik_real *px = x + i * cap + k, *py = y + i * cap + k, *pz = z + i * cap + k;
+            V fx = V_LOAD(px), fy = V_LOAD(py), fz = V_LOAD(pz);
+            V wx = V_SUB(V_LOAD(px + cap), fx), wy = V_SUB(V_LOAD(py + cap), fy), wz = V_SUB(V_LOAD(pz + cap), fz);
+            V d = V_ADD(V_ADD(V_MUL(wx, wx), V_MUL(wy, wy)), V_MUL(wz, wz));
+            V q = V_DIV(V_LOAD(len + i * cap + k), d), s = V_SQRT(d);
+            V sx = V_MUL(V_MUL(wx, q), s), sy = V_MUL(V_MUL(wy, q), s), sz = V_MUL(V_MUL(wz, q), s);
+            int slow = (V_OUT_D(d) | V_OUT_Q(q)) & LANES_NAME(used)(g, k);
+            if (slow) LANES_NAME(fix3)(g, i, k, slow, wx, wy, wz, &sx, &sy, &sz);
+            V_STORE(px + cap, V_ADD(fx, sx));
+            V_STORE(py + cap, V_ADD(fy, sy));
+            V_STORE(pz + cap, V_ADD(fz, sz));
+        }
+    }
+    for (k = 0; k < g->live; k += LANES_W) {
+        V dx = V_SUB(V_LOAD(g->tx + k), V_LOAD(x + g->n * cap + k));
+        V dy = V_SUB(V_LOAD(g->ty + k), V_LOAD(y + g->n * cap + k));
+        V dz = V_SUB(V_LOAD(g->tz + k), V_LOAD(z + g->n * cap + k));
+        V d = V_ADD(V_ADD(V_MUL(dx, dx), V_MUL(dy, dy)), V_MUL(dz, dz));
+        int far = V_OUT_D(d) & LANES_NAME(used)(g, k), l;
+        V_STORE(g->dist + k, V_SQRT(d));
+        for (l = 0; far; l++, far >>= 1)
+            if (far & 1)
+                g->dist[k + l] = hypot(hypot(g->tx[k + l] - x[g->n * cap + k + l], g->ty[k + l] - y[g->n * cap + k + l]),
+                                       g->tz[k + l] - z[g->n * cap + k + l]);
+    }
+}
+#endif
+
+static passes_fn lanes_passes(int dim)
+{
+#ifndef IK_NO_AVX2
+    if (__builtin_cpu_supports("avx2")) return dim == 2 ? passes2_avx2 : passes3_avx2;
+#endif
+    return dim == 2 ? passes2_sse2 : passes3_sse2;
+}
+
+#else /* NEON */
+#define LANES_ALIGNED __attribute__((aligned(16)))
+#define LANES_NAME(f) f##_neon
+#define LANES_TARGET
+#define LANES_W 2
+#define V float64x2_t
+#define V_LOAD vld1q_f64
+#define V_STORE vst1q_f64
+#define V_ADD vaddq_f64
+#define V_SUB vsubq_f64
+#define V_MUL vmulq_f64
+#define V_DIV vdivq_f64
+#define V_SQRT vsqrtq_f64
+static inline int neon_out(uint64x2_t ok)
+{
+    return (vgetq_lane_u64(ok, 0) ? 0 : 1) | (vgetq_lane_u64(ok, 1) ? 0 : 2);
+}
+#define V_OUT_D(d) neon_out(vandq_u64(vcgtq_f64(d, vdupq_n_f64(1e-300)), vcltq_f64(d, vdupq_n_f64(1e300))))
+#define V_OUT_Q(q) neon_out(vandq_u64(vcgeq_f64(q, vdupq_n_f64(1e-150)), vcleq_f64(q, vdupq_n_f64(1e300))))
+/*
+ * batch_lanes.h - the two FABRIK passes of batch.c over a group of chains laid side by side,
+ * written once over a vector of LANES_W doubles and included by batch.c once per instruction
+ * set, with these defined:
+ *
+ *   LANES_NAME(f)   the function's name for this instruction set
+ *   LANES_TARGET    the function attribute that enables it (or nothing)
+ *   LANES_W         doubles in a vector
+ *   V               the vector type; V_LOAD, V_STORE (aligned), V_ADD, V_SUB, V_MUL, V_DIV,
+ *                   V_SQRT its operations, each exactly rounded as the scalar one
+ *   V_OUT_D(d)      the bits (lane 0 the lowest) of the lanes where d is not in (1e-300,
+ *                   1e300); V_OUT_Q(q) where q is not in [1e-150, 1e300]
+ *
+ * The arithmetic is ik_fab_step2 / ik_fab_step3's, in the same order, so each lane computes
+ * the bits ik_fabrik computes for its chain; a lane that needs the slow step takes it from
+ * the scalar code. The passes end with each lane's tip distance from its target, as
+ * ik_joint_distance computes it (ik_v2_len, ik_v3_len: hypot where the square would
+ * overflow or underflow).
+ */
+
+/* The scalar step for the lanes in `slow` (bits) of the vector at lane `first`, patched in. */
+static void LANES_NAME(patch)(const group *g, int bone, int first, int slow, ik_real *wx, ik_real *wy,
+                                           ik_real *wz, ik_real *sx, ik_real *sy, ik_real *sz)
+{
+    int l;
+    for (l = 0; l < LANES_W; l++) {
+        const ik_chain *c;
+        ik_real len;
+        if (!(slow >> l & 1)) continue;
+        c = g->fab[first + l]->c;
+        len = g->len[(size_t)bone * g->cap + first + l];
+        if (g->dim == 2) {
+            ik_vec2 s = ik_fab_step2_slow(ik_v2(wx[l], wy[l]), len, c->dir + 2 * (size_t)bone);
+            sx[l] = s.x, sy[l] = s.y;
+        } else {
+            ik_vec3 s = ik_fab_step3_slow(ik_v3(wx[l], wy[l], wz[l]), len, c->dir + 3 * (size_t)bone);
+            sx[l] = s.x, sy[l] = s.y, sz[l] = s.z;
+        }
+    }
+}
+
+/* The steps s of the vector at lane `first` (bone `bone`, segments w) with the slow lanes' patched in. */
+static LANES_TARGET void LANES_NAME(fix2)(const group *g, int bone, int first, int slow, V wx, V wy, V *sx, V *sy)
+{
+    LANES_ALIGNED ik_real ax[LANES_W], ay[LANES_W], bx[LANES_W], by[LANES_W];
+    V_STORE(ax, wx), V_STORE(ay, wy), V_STORE(bx, *sx), V_STORE(by, *sy);
+    LANES_NAME(patch)(g, bone, first, slow, ax, ay, NULL, bx, by, NULL);
+    *sx = V_LOAD(bx), *sy = V_LOAD(by);
+}
+
+static LANES_TARGET void LANES_NAME(fix3)(const group *g, int bone, int first, int slow, V wx, V wy, V wz, V *sx,
+                                          V *sy, V *sz)
+{
+    LANES_ALIGNED ik_real ax[LANES_W], ay[LANES_W], az[LANES_W], bx[LANES_W], by[LANES_W], bz[LANES_W];
+    V_STORE(ax, wx), V_STORE(ay, wy), V_STORE(az, wz), V_STORE(bx, *sx), V_STORE(by, *sy), V_STORE(bz, *sz);
+    LANES_NAME(patch)(g, bone, first, slow, ax, ay, az, bx, by, bz);
+    *sx = V_LOAD(bx), *sy = V_LOAD(by), *sz = V_LOAD(bz);
+}
+
+/* Lanes of the vector at lane `first` that hold a chain (the last vector may be partly empty). */
+static inline int LANES_NAME(used)(const group *g, int first)
+{
+    int left = g->live - first;
+    return left >= LANES_W ? (1 << LANES_W) - 1 : (1 << left) - 1;
+}
+
+static LANES_TARGET void LANES_NAME(passes2)(group *g)
+{
+    const size_t cap = (size_t)g->cap;
+    ik_real *x = g->x, *y = g->y;
+    const ik_real *len = g->len;
+    int i, k;
+    /* Backward: the tip on the target, each joint at its bone's length from the next. */
+    for (k = 0; k < g->live; k += LANES_W) {
+        V_STORE(x + g->n * cap + k, V_LOAD(g->tx + k));
+        V_STORE(y + g->n * cap + k, V_LOAD(g->ty + k));
+    }
+    for (i = g->n - 1; i >= 0; i--) {
+        for (k = 0; k < g->live; k += LANES_W) {
+            ik_real *px = x + i * cap + k, *py = y + i * cap + k;
+            V nx = V_LOAD(px + cap), ny = V_LOAD(py + cap);
+            V wx = V_SUB(nx, V_LOAD(px)), wy = V_SUB(ny, V_LOAD(py));
+            V d = V_ADD(V_MUL(wx, wx), V_MUL(wy, wy));
+            V q = V_DIV(V_LOAD(len + i * cap + k), d), s = V_SQRT(d);
+            V sx = V_MUL(V_MUL(wx, q), s), sy = V_MUL(V_MUL(wy, q), s);
+            int slow = (V_OUT_D(d) | V_OUT_Q(q)) & LANES_NAME(used)(g, k);
+            if (slow) LANES_NAME(fix2)(g, i, k, slow, wx, wy, &sx, &sy);
+            V_STORE(px, V_SUB(nx, sx));
+            V_STORE(py, V_SUB(ny, sy));
+        }
+    }
+    /* Forward: joint 0 back on the base, each joint at its bone's length from the one before. */
+    for (k = 0; k < g->live; k += LANES_W) {
+        V_STORE(x + k, V_LOAD(g->bx + k));
+        V_STORE(y + k, V_LOAD(g->by + k));
+    }
+    for (i = 0; i < g->n; i++) {
+        for (k = 0; k < g->live; k += LANES_W) {
+            ik_real *px = x + i * cap + k, *py = y + i * cap + k;
+            V fx = V_LOAD(px), fy = V_LOAD(py);
+            V wx = V_SUB(V_LOAD(px + cap), fx), wy = V_SUB(V_LOAD(py + cap), fy);
+            V d = V_ADD(V_MUL(wx, wx), V_MUL(wy, wy));
+            V q = V_DIV(V_LOAD(len + i * cap + k), d), s = V_SQRT(d);
+            V sx = V_MUL(V_MUL(wx, q), s), sy = V_MUL(V_MUL(wy, q), s);
+            int slow = (V_OUT_D(d) | V_OUT_Q(q)) & LANES_NAME(used)(g, k);
+            if (slow) LANES_NAME(fix2)(g, i, k, slow, wx, wy, &sx, &sy);
+            V_STORE(px + cap, V_ADD(fx, sx));
+            V_STORE(py + cap, V_ADD(fy, sy));
+        }
+    }
+    for (k = 0; k < g->live; k += LANES_W) {
+        V dx = V_SUB(V_LOAD(g->tx + k), V_LOAD(x + g->n * cap + k));
+        V dy = V_SUB(V_LOAD(g->ty + k), V_LOAD(y + g->n * cap + k));
+        V d = V_ADD(V_MUL(dx, dx), V_MUL(dy, dy));
+        int far = V_OUT_D(d) & LANES_NAME(used)(g, k), l;
+        V_STORE(g->dist + k, V_SQRT(d));
+        for (l = 0; far; l++, far >>= 1)
+            if (far & 1) g->dist[k + l] = hypot(g->tx[k + l] - x[g->n * cap + k + l], g->ty[k + l] - y[g->n * cap + k + l]);
+    }
+}
+
+static LANES_TARGET void LANES_NAME(passes3)(group *g)
+{
+    const size_t cap = (size_t)g->cap;
+    ik_real *x = g->x, *y = g->y, *z = g->z;
+    const ik_real *len = g->len;
+    int i, k;
+    for (k = 0; k < g->live; k += LANES_W) {
+        V_STORE(x + g->n * cap + k, V_LOAD(g->tx + k));
+        V_STORE(y + g->n * cap + k, V_LOAD(g->ty + k));
+        V_STORE(z + g->n * cap + k, V_LOAD(g->tz + k));
+    }
+    for (i = g->n - 1; i >= 0; i--) {
+        for (k = 0; k < g->live; k += LANES_W) {
+            ik_real *px = x + i * cap + k, *py = y + i * cap + k, *pz = z + i * cap + k;
+            V nx = V_LOAD(px + cap), ny = V_LOAD(py + cap), nz = V_LOAD(pz + cap);
+            V wx = V_SUB(nx, V_LOAD(px)), wy = V_SUB(ny, V_LOAD(py)), wz = V_SUB(nz, V_LOAD(pz));
+            V d = V_ADD(V_ADD(V_MUL(wx, wx), V_MUL(wy, wy)), V_MUL(wz, wz));
+            V q = V_DIV(V_LOAD(len + i * cap + k), d), s = V_SQRT(d);
+            V sx = V_MUL(V_MUL(wx, q), s), sy = V_MUL(V_MUL(wy, q), s), sz = V_MUL(V_MUL(wz, q), s);
+            int slow = (V_OUT_D(d) | V_OUT_Q(q)) & LANES_NAME(used)(g, k);
+            if (slow) LANES_NAME(fix3)(g, i, k, slow, wx, wy, wz, &sx, &sy, &sz);
+            V_STORE(px, V_SUB(nx, sx));
+            V_STORE(py, V_SUB(ny, sy));
+            V_STORE(pz, V_SUB(nz, sz));
+        }
+    }
+    for (k = 0; k < g->live; k += LANES_W) {
+        V_STORE(x + k, V_LOAD(g->bx + k));
+        V_STORE(y + k, V_LOAD(g->by + k));
+        V_STORE(z + k, V_LOAD(g->bz + k));
+    }
+    for (i = 0; i < g->n; i++) {
+        for (k = 0; k < g->live; k += LANES_W) {
+            ik_real *px = x + i * cap + k, *py = y + i * cap + k, *pz = z + i * cap + k;
+            V fx = V_LOAD(px), fy = V_LOAD(py), fz = V_LOAD(pz);
+            V wx = V_SUB(V_LOAD(px + cap), fx), wy = V_SUB(V_LOAD(py + cap), fy), wz = V_SUB(V_LOAD(pz + cap), fz);
+            V d = V_ADD(V_ADD(V_MUL(wx, wx), V_MUL(wy, wy)), V_MUL(wz, wz));
+            V q = V_DIV(V_LOAD(len + i * cap + k), d), s = V_SQRT(d);
+            V sx = V_MUL(V_MUL(wx, q), s), sy = V_MUL(V_MUL(wy, q), s), sz = V_MUL(V_MUL(wz, q), s);
+            int slow = (V_OUT_D(d) | V_OUT_Q(q)) & LANES_NAME(used)(g, k);
+            if (slow) LANES_NAME(fix3)(g, i, k, slow, wx, wy, wz, &sx, &sy, &sz);
+            V_STORE(px + cap, V_ADD(fx, sx));
+            V_STORE(py + cap, V_ADD(fy, sy));
+            V_STORE(pz + cap, V_ADD(fz, sz));
+        }
+    }
+    for (k = 0; k < g->live; k += LANES_W) {
+        V dx = V_SUB(V_LOAD(g->tx + k), V_LOAD(x + g->n * cap + k));
+        V dy = V_SUB(V_LOAD(g->ty + k), V_LOAD(y + g->n * cap + k));
+        V dz = V_SUB(V_LOAD(g->tz + k), V_LOAD(z + g->n * cap + k));
+        V d = V_ADD(V_ADD(V_MUL(dx, dx), V_MUL(dy, dy)), V_MUL(dz, dz));
+        int far = V_OUT_D(d) & LANES_NAME(used)(g, k), l;
+        V_STORE(g->dist + k, V_SQRT(d));
+        for (l = 0; far; l++, far >>= 1)
+            if (far & 1)
+                g->dist[k + l] = hypot(hypot(g->tx[k + l] - x[g->n * cap + k + l], g->ty[k + l] - y[g->n * cap + k + l]),
+                                       g->tz[k + l] - z[g->n * cap + k + l]);
+    }
+}
+
+static passes_fn lanes_passes(int dim)
+{
+    return dim == 2 ? passes2_neon : passes3_neon;
+}
+#endif
+
+/* Lanes a group of count chains of n bones has: up to count, in whole vectors, within the scratch. */
+static int group_cap(int count, int n, int dim)
+{
+    int per = (n + 1) * dim + n, cap = (count + WIDEST - 1) / WIDEST * WIDEST;
+    while (cap > 0 && cap * per > GROUP_REALS) cap -= WIDEST;
+    return cap;
+}
+
+/*
+ * The chains that share their bone count with another go in lanes, each count its group;
+ * the rest are left at the front of live, and their number returned.
+ */
+static int in_lanes(ik_fab **live, int n)
+{
+    passes_fn passes = lanes_passes(live[0]->c->dim);
+    int k, j, left = 0;
+    /* By bone count, stably (insertion: the chains usually come in runs). */
+    for (k = 1; k < n; k++) {
+        ik_fab *f = live[k];
+        for (j = k; j > 0 && live[j - 1]->c->n > f->c->n; j--) live[j] = live[j - 1];
+        live[j] = f;
+    }
+    for (k = 0; k < n; k = j) {
+        int cap;
+        for (j = k + 1; j < n && live[j]->c->n == live[k]->c->n; j++) {}
+        cap = j - k >= 2 ? group_cap(j - k, live[k]->c->n, live[k]->c->dim) : 0;
+        if (cap > 0) {
+            run_group(live + k, j - k, cap, passes);
+        } else {
+            int i;
+            for (i = k; i < j; i++) live[left++] = live[i];
+        }
+    }
+    return left;
+}
+#endif /* IK_LANES */
+
+void ik_fabrik_batch(ik_chain *const *chains, const ik_vec3 *targets, int count, int *iterations,
+                     ik_real *distances)
+{
+    ik_fab run[IK_BATCH], *live[IK_BATCH];
+    int k, n = 0;
+    for (k = 0; k < count; k++) {
+        iterations[k] = ik_fab_start(&run[k], chains[k], targets[k], chains[k]->n, distances[k]);
+        if (iterations[k] < 0) live[n++] = &run[k];
+    }
+#if IK_LANES
+    if (n > 1) n = in_lanes(live, n);
+#endif
+    interleave(live, n);
+    for (k = 0; k < count; k++) {
+        distances[k] = run[k].distance;
+        if (iterations[k] < 0) iterations[k] = run[k].iter;
+    }
 }
 
 /* ---- src/ccd.c ---- */
@@ -3122,6 +3975,10 @@ typedef struct solve {
     int iterations;
     ik_real aim_error;
     ik_real met;    /* the tip's distance when it met the goal already (nothing moved) */
+    ik_real distance; /* FABRIK: the tip's from aim, before and after (NaN: not known); the
+                         result's distance after, when aim is the goal and nothing moves
+                         the tip on the way out */
+    int aim_is_goal;  /* aim is the goal itself: no orientation goal, nothing softened */
 } solve;
 
 void ik_save_pose(ik_chain *c)
@@ -3176,6 +4033,7 @@ static void way_in(ik_chain *c, ik_solver solver, solve *s)
     int aim = solver == IK_SOLVER_AIM;
     ik_real reach;
     ik_vec3 u = ik_v3(0, 0, 0), base;
+    int measured = 0;
     s->solver = solver;
     s->oriented = c->has_orientation && !aim;
     s->m = s->oriented ? c->n - 1 : c->n;
@@ -3183,6 +4041,8 @@ static void way_in(ik_chain *c, ik_solver solver, solve *s)
     s->iterations = 0;
     s->aim_error = 0;
     s->met = 0;
+    s->distance = NAN;
+    s->aim_is_goal = 0;
     c->kicked = 0;
     /* Only FABRIK and relaxation on a 2D chain without limits work on the joints alone. */
     if (c->limited || c->dim == 3 || (solver != IK_SOLVER_FABRIK && solver != IK_SOLVER_RELAX) ||
@@ -3196,6 +4056,7 @@ static void way_in(ik_chain *c, ik_solver solver, solve *s)
         if (s->aim_error <= set->angle_tolerance && !c->limited) return;
     } else if (solver != IK_SOLVER_TWO_BONE && c->scale == 1 && !c->limited) {
         s->met = ik_tip_distance(c);
+        measured = 1;
         if (s->met <= set->tolerance && (!s->oriented || ik_orientation_error(c) <= set->angle_tolerance))
             return;
     }
@@ -3227,19 +4088,23 @@ static void way_in(ik_chain *c, ik_solver solver, solve *s)
         ik_chain_fk(c);
     }
     s->aim = s->oriented ? ik_v3_sub(c->target, ik_v3_scale(u, c->length[c->n - 1])) : c->target;
+    s->aim_is_goal = !s->oriented;
     if (!set->stretch && set->softness > 0) {
         ik_real d = ik_v3_len(ik_v3_sub(s->aim, base));
-        if (d > 0)
+        if (d > 0) {
             s->aim = ik_v3_add(base, ik_v3_scale(ik_v3_sub(s->aim, base),
                                                  ik_soft_distance(d, reach, set->softness) / d));
+            s->aim_is_goal = 0;
+        }
     }
+    if (measured && s->aim_is_goal) s->distance = s->met; /* at scale 1, as the solver starts */
     s->run = 1;
 }
 
 static void run_solver(ik_chain *c, solve *s)
 {
     switch (s->solver) {
-    case IK_SOLVER_FABRIK: s->iterations = ik_fabrik(c, s->aim, s->m); break;
+    case IK_SOLVER_FABRIK: s->iterations = ik_fabrik(c, s->aim, s->m, &s->distance); break;
     case IK_SOLVER_CCD: s->iterations = ik_ccd(c, s->aim, s->m); break;
     case IK_SOLVER_RELAX: s->iterations = ik_relax(c, s->aim, s->m); break;
     case IK_SOLVER_TWO_BONE: s->iterations = ik_two_bone_chain(c, s->aim); break;
@@ -3332,6 +4197,18 @@ void ik_hold_turns(ik_chain *c, ik_real max_turn)
     }
 }
 
+/*
+ * Whether the tip's distance FABRIK ended on is the result's: the aim was the goal, and the
+ * way out moved no joint (no limits, mix, max_turn, nor a 3D escape's twist rebuilt).
+ */
+static int tip_known(const ik_chain *c, const solve *s)
+{
+    const ik_settings *set = &c->settings;
+    return s->solver == IK_SOLVER_FABRIK && s->aim_is_goal && s->distance == s->distance && !c->limited &&
+           set->mix == 1 &&
+           set->max_turn == INFINITY && !(c->kicked && c->dim == 3);
+}
+
 static void way_out(ik_chain *c, solve *s, ik_result *out)
 {
     const ik_settings *set = &c->settings;
@@ -3360,7 +4237,7 @@ static void way_out(ik_chain *c, solve *s, ik_result *out)
         out->reached = out->angle_error <= set->angle_tolerance;
         return;
     }
-    out->distance = moved ? ik_tip_distance(c) : s->met;
+    out->distance = !moved ? s->met : tip_known(c, s) ? s->distance : ik_tip_distance(c);
     out->angle_error = s->oriented ? ik_orientation_error(c) : 0;
     out->reached = out->distance <= set->tolerance &&
                    (!s->oriented || out->angle_error <= set->angle_tolerance);
@@ -3451,6 +4328,7 @@ typedef struct batch {
     solve s[IK_BATCH];
     ik_vec3 aim[IK_BATCH];
     int iterations[IK_BATCH];
+    ik_real distance[IK_BATCH];
 } batch;
 
 /* Whether c is in the batch, or hangs below a chain that is. */
@@ -3465,12 +4343,13 @@ static int flush(batch *b, ik_result *results, ik_result *scratch)
 {
     int k, reached = 0;
     if (b->count == 0) return 0;
-    if (!ik_fabrik_batch(b->chain, b->aim, b->count, b->iterations))
-        for (k = 0; k < b->count; k++) b->iterations[k] = ik_fabrik(b->chain[k], b->aim[k], b->s[k].m);
+    for (k = 0; k < b->count; k++) b->distance[k] = b->s[k].distance;
+    ik_fabrik_batch(b->chain, b->aim, b->count, b->iterations, b->distance);
     for (k = 0; k < b->count; k++) {
         ik_result *r = results ? &results[b->index[k]] : scratch;
         b->chain[k]->batched = 0;
         b->s[k].iterations = b->iterations[k];
+        b->s[k].distance = b->distance[k];
         way_out(b->chain[k], &b->s[k], r);
         reached += r->reached;
     }
@@ -3793,12 +4672,12 @@ static int pulls(const ik_rig *rig, const rig_node *nd, int kid)
 static int set_up(ik_rig *rig)
 {
     int o, j, k, goals = 0;
-    ik_real total = 0;
+    ik_real largest = 0;
     for (o = 0; o < rig->count; o++) {
         rig_node *nd = &rig->node[rig->order[o]];
         if (nd->chain->has_target) {
             goals++;
-            total += nd->chain->settings.effector_weight;
+            if (nd->chain->settings.effector_weight > largest) largest = nd->chain->settings.effector_weight;
         }
     }
     for (o = rig->count - 1; o >= 0; o--) {
@@ -3808,7 +4687,8 @@ static int set_up(ik_rig *rig)
         nd->last = oriented ? c->n - 1 : c->n;
         nd->end = c->has_target ? nd->last : -1;
         nd->top = nd->end;
-        nd->weight = !c->has_target ? 0 : total > 0 ? c->settings.effector_weight : 1;
+        /* In units of the largest, so weights near 1e308, and their sums, stay finite. */
+        nd->weight = !c->has_target ? 0 : largest > 0 ? c->settings.effector_weight / largest : 1;
         if (c->has_target) {
             nd->goal = c->target;
             if (oriented)

@@ -1,8 +1,9 @@
 #!/bin/sh
 #   sh spec/run.sh           (make test) every test: the busted specs under Lua 5.4
 #                            (ik/core.so) and under LuaJIT (build/luajit/ik/core.so), then
-#                            the C example build/examples/solve and the C edge-scale test
-#                            build/tests/edge_scale (spec/c/edge_scale_test.c) (one test each), then the libFuzzer
+#                            the C example build/examples/solve, the C edge-scale test
+#                            build/tests/edge_scale (spec/c/edge_scale_test.c), the threads
+#                            test and the batch test's three builds (one test each), then the libFuzzer
 #                            harnesses' committed corpus replayed by build/replay/fuzz_NAME
 #                            (one test each), the engine host build/examples/host (one
 #                            test) and the test inside LÖVE (spec/love/, its own counts)
@@ -117,6 +118,23 @@ c_threads() {
     fi
 }
 
+# ik_solve_many bit for bit the single solves (spec/c/batch_test.c), built three ways:
+# the lanes the processor chooses, SSE2 lanes, no vector path. One test each.
+c_batch() {
+    for test in build/tests/batch build/tests/batch_sse2 build/tests/batch_scalar; do
+        out="$logs/$(basename "$test").out"
+        if [ ! -x "$test" ]; then
+            fail C "$test is missing (run make test)"
+        elif "$test" >"$out" 2>&1; then
+            echo "C $(basename "$test"): 1 passed ($(tail -n 1 "$out"))"
+            passed=$((passed + 1))
+        else
+            fail C "$test failed:"
+            tail -n 12 "$out" | sed 's/^/    /'
+        fi
+    done
+}
+
 # The corpus of each libFuzzer harness -- its seeds and every crash it found, which must
 # now pass -- replayed through the harness's checks by a plain build (spec/fuzz/replay.c).
 fuzz_corpus() {
@@ -221,6 +239,7 @@ all)
     c_example
     c_edge_scale
     c_threads
+    c_batch
     fuzz_corpus
     engine_host
     love_runtime

@@ -340,7 +340,9 @@ int ik_escape_finish(ik_chain *chain, ik_vec3 target, int m, int iterations, int
  * data is current (or pose_behind, for FABRIK and relaxation, which start from the joints).
  * They leave it current or pose_behind. The target is within IK_MAX_COORD.
  */
-int ik_fabrik(ik_chain *chain, ik_vec3 target, int m);
+/* FABRIK's *distance: joint m's from target before (NaN: to be measured), and after (NaN when
+   not known: the chain was straightened, or finished by CCD sweeps). */
+int ik_fabrik(ik_chain *chain, ik_vec3 target, int m, ik_real *distance);
 int ik_ccd(ik_chain *chain, ik_vec3 target, int m);
 int ik_relax(ik_chain *chain, ik_vec3 target, int m);
 int ik_two_bone_chain(ik_chain *chain, ik_vec3 target); /* bones 0 and 1 */
@@ -363,14 +365,82 @@ void ik_fabrik_backward(ik_chain *chain, int lo, int hi, const ik_real *end);
 void ik_fabrik_straighten(ik_chain *chain, ik_vec3 target, int m);
 void ik_fabrik_forward(ik_chain *chain, int lo, int hi);
 
+/* Joint 0 back on the base (the backward pass moved it). */
+void ik_fabrik_put_base(ik_chain *chain);
+
 /*
- * FABRIK on count (<= IK_BATCH) chains without limits, pose_behind or current, all of one
- * dimension, side by side on the vector units: iterations[k] is what ik_fabrik would return
- * for chain k, and every chain ends bit for bit as ik_fabrik leaves it. Returns nonzero
- * when it solved them; 0 when this build or processor has no vector path (solve one by one).
+ * FABRIK's step: w scaled to length len, or fallback (a unit direction) scaled to it when w
+ * has none. The fast path needs |w|^2 in (1e-300, 1e300) and q = len / |w|^2 in [1e-150,
+ * 1e300], which keeps |w q| = len / |w| within [1e-300, 1e300]: no product overflows or
+ * underflows (a bone of 1e-246 next to joints near 1e150 lost its length to an underflow).
+ * Anything else, zero-length bones included, normalises first (the _slow forms). The batch
+ * (batch.c) computes exactly this on several chains at once.
+ */
+ik_vec2 ik_fab_step2_slow(ik_vec2 w, ik_real len, const ik_real *fallback);
+ik_vec3 ik_fab_step3_slow(ik_vec3 w, ik_real len, const ik_real *fallback);
+
+static inline int ik_fab_fast(ik_real d, ik_real q)
+{
+    return d > 1e-300 && d < 1e300 && q >= 1e-150 && q <= 1e300;
+}
+
+static IK_ALWAYS_INLINE ik_vec2 ik_fab_step2(ik_vec2 w, ik_real len, const ik_real *fallback)
+{
+    ik_real d = w.x * w.x + w.y * w.y, q = len / d;
+    if (ik_fab_fast(d, q)) {
+        ik_real s = sqrt(d);
+        return ik_v2(w.x * q * s, w.y * q * s);
+    }
+    return ik_fab_step2_slow(w, len, fallback);
+}
+
+static IK_ALWAYS_INLINE ik_vec3 ik_fab_step3(ik_vec3 w, ik_real len, const ik_real *fallback)
+{
+    ik_real d = w.x * w.x + w.y * w.y + w.z * w.z, q = len / d;
+    if (ik_fab_fast(d, q)) {
+        ik_real s = sqrt(d);
+        return ik_v3(w.x * q * s, w.y * q * s, w.z * q * s);
+    }
+    return ik_fab_step3_slow(w, len, fallback);
+}
+
+/* One FABRIK solve in progress, which the single solve and the batch share. */
+typedef struct ik_fab {
+    ik_chain *c;
+    ik_vec3 target;
+    ik_real end[3];
+    ik_real distance; /* the tip's from target now; NaN when not known */
+    int m, iter;
+    ik_progress progress;
+} ik_fab;
+
+enum { IK_FAB_DONE = 0, IK_FAB_GO_ON = 1, IK_FAB_KICK = 2 };
+
+/*
+ * Starts a solve of bones 0..m-1 towards target, given joint m's distance from it (NaN: to be
+ * measured): the iterations it is done with (0: within tolerance already; 1: out of reach,
+ * or one bone, straightened), or -1 when it is to iterate.
+ */
+int ik_fab_start(ik_fab *f, ik_chain *c, ik_vec3 target, int m, ik_real distance);
+/*
+ * After an iteration's two passes, given the tip's distance from the target: IK_FAB_DONE,
+ * IK_FAB_GO_ON, or IK_FAB_KICK, when the chain is stuck and its joints must be current for
+ * ik_fab_kick, which bends it (or finishes a limited chain) and says whether to go on.
+ */
+int ik_fab_next(ik_fab *f, ik_real distance);
+int ik_fab_kick(ik_fab *f);
+
+/* ---- batch.c ---- */
+
+/*
+ * FABRIK on count (<= IK_BATCH) chains of one dimension without limits, pose_behind or
+ * current, side by side: iterations[k] is what ik_fabrik would return for chain k (all its
+ * bones), and every chain ends bit for bit as ik_fabrik leaves it. distances[k] as ik_fabrik's
+ * distance: the tip's from targets[k] before (NaN: to be measured), and after.
  */
 #define IK_BATCH 64
-int ik_fabrik_batch(ik_chain *const *chains, const ik_vec3 *targets, int count, int *iterations);
+void ik_fabrik_batch(ik_chain *const *chains, const ik_vec3 *targets, int count, int *iterations,
+                     ik_real *distances);
 
 /* ---- solve.c: the parts of a solve the rig shares ---- */
 

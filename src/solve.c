@@ -62,6 +62,10 @@ typedef struct solve {
     int iterations;
     ik_real aim_error;
     ik_real met;    /* the tip's distance when it met the goal already (nothing moved) */
+    ik_real distance; /* FABRIK: the tip's from aim, before and after (NaN: not known); the
+                         result's distance after, when aim is the goal and nothing moves
+                         the tip on the way out */
+    int aim_is_goal;  /* aim is the goal itself: no orientation goal, nothing softened */
 } solve;
 
 void ik_save_pose(ik_chain *c)
@@ -116,6 +120,7 @@ static void way_in(ik_chain *c, ik_solver solver, solve *s)
     int aim = solver == IK_SOLVER_AIM;
     ik_real reach;
     ik_vec3 u = ik_v3(0, 0, 0), base;
+    int measured = 0;
     s->solver = solver;
     s->oriented = c->has_orientation && !aim;
     s->m = s->oriented ? c->n - 1 : c->n;
@@ -123,6 +128,8 @@ static void way_in(ik_chain *c, ik_solver solver, solve *s)
     s->iterations = 0;
     s->aim_error = 0;
     s->met = 0;
+    s->distance = NAN;
+    s->aim_is_goal = 0;
     c->kicked = 0;
     /* Only FABRIK and relaxation on a 2D chain without limits work on the joints alone. */
     if (c->limited || c->dim == 3 || (solver != IK_SOLVER_FABRIK && solver != IK_SOLVER_RELAX) ||
@@ -136,6 +143,7 @@ static void way_in(ik_chain *c, ik_solver solver, solve *s)
         if (s->aim_error <= set->angle_tolerance && !c->limited) return;
     } else if (solver != IK_SOLVER_TWO_BONE && c->scale == 1 && !c->limited) {
         s->met = ik_tip_distance(c);
+        measured = 1;
         if (s->met <= set->tolerance && (!s->oriented || ik_orientation_error(c) <= set->angle_tolerance))
             return;
     }
@@ -167,19 +175,23 @@ static void way_in(ik_chain *c, ik_solver solver, solve *s)
         ik_chain_fk(c);
     }
     s->aim = s->oriented ? ik_v3_sub(c->target, ik_v3_scale(u, c->length[c->n - 1])) : c->target;
+    s->aim_is_goal = !s->oriented;
     if (!set->stretch && set->softness > 0) {
         ik_real d = ik_v3_len(ik_v3_sub(s->aim, base));
-        if (d > 0)
+        if (d > 0) {
             s->aim = ik_v3_add(base, ik_v3_scale(ik_v3_sub(s->aim, base),
                                                  ik_soft_distance(d, reach, set->softness) / d));
+            s->aim_is_goal = 0;
+        }
     }
+    if (measured && s->aim_is_goal) s->distance = s->met; /* at scale 1, as the solver starts */
     s->run = 1;
 }
 
 static void run_solver(ik_chain *c, solve *s)
 {
     switch (s->solver) {
-    case IK_SOLVER_FABRIK: s->iterations = ik_fabrik(c, s->aim, s->m); break;
+    case IK_SOLVER_FABRIK: s->iterations = ik_fabrik(c, s->aim, s->m, &s->distance); break;
     case IK_SOLVER_CCD: s->iterations = ik_ccd(c, s->aim, s->m); break;
     case IK_SOLVER_RELAX: s->iterations = ik_relax(c, s->aim, s->m); break;
     case IK_SOLVER_TWO_BONE: s->iterations = ik_two_bone_chain(c, s->aim); break;
@@ -272,6 +284,18 @@ void ik_hold_turns(ik_chain *c, ik_real max_turn)
     }
 }
 
+/*
+ * Whether the tip's distance FABRIK ended on is the result's: the aim was the goal, and the
+ * way out moved no joint (no limits, mix, max_turn, nor a 3D escape's twist rebuilt).
+ */
+static int tip_known(const ik_chain *c, const solve *s)
+{
+    const ik_settings *set = &c->settings;
+    return s->solver == IK_SOLVER_FABRIK && s->aim_is_goal && s->distance == s->distance && !c->limited &&
+           set->mix == 1 &&
+           set->max_turn == INFINITY && !(c->kicked && c->dim == 3);
+}
+
 static void way_out(ik_chain *c, solve *s, ik_result *out)
 {
     const ik_settings *set = &c->settings;
@@ -300,7 +324,7 @@ static void way_out(ik_chain *c, solve *s, ik_result *out)
         out->reached = out->angle_error <= set->angle_tolerance;
         return;
     }
-    out->distance = moved ? ik_tip_distance(c) : s->met;
+    out->distance = !moved ? s->met : tip_known(c, s) ? s->distance : ik_tip_distance(c);
     out->angle_error = s->oriented ? ik_orientation_error(c) : 0;
     out->reached = out->distance <= set->tolerance &&
                    (!s->oriented || out->angle_error <= set->angle_tolerance);
@@ -391,6 +415,7 @@ typedef struct batch {
     solve s[IK_BATCH];
     ik_vec3 aim[IK_BATCH];
     int iterations[IK_BATCH];
+    ik_real distance[IK_BATCH];
 } batch;
 
 /* Whether c is in the batch, or hangs below a chain that is. */
@@ -405,12 +430,13 @@ static int flush(batch *b, ik_result *results, ik_result *scratch)
 {
     int k, reached = 0;
     if (b->count == 0) return 0;
-    if (!ik_fabrik_batch(b->chain, b->aim, b->count, b->iterations))
-        for (k = 0; k < b->count; k++) b->iterations[k] = ik_fabrik(b->chain[k], b->aim[k], b->s[k].m);
+    for (k = 0; k < b->count; k++) b->distance[k] = b->s[k].distance;
+    ik_fabrik_batch(b->chain, b->aim, b->count, b->iterations, b->distance);
     for (k = 0; k < b->count; k++) {
         ik_result *r = results ? &results[b->index[k]] : scratch;
         b->chain[k]->batched = 0;
         b->s[k].iterations = b->iterations[k];
+        b->s[k].distance = b->distance[k];
         way_out(b->chain[k], &b->s[k], r);
         reached += r->reached;
     }

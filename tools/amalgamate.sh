@@ -2,7 +2,8 @@
 # The single-file form of ik, for engines that would rather add two files than a build:
 #   sh tools/amalgamate.sh DIR CORE_SOURCES...
 # writes DIR/ik.h (the public header, as it is), DIR/ik.c (the core: its private headers and
-# every core file, in the order given, each once), and DIR/ik_lua.c (the Lua binding with its
+# every core file, in the order given, each once; the lanes template batch_lanes.h at each
+# of its includes), and DIR/ik_lua.c (the Lua binding with its
 # compatibility header). make amalgamation runs it into dist/, which is committed; CI checks
 # that it is what the sources make, so it cannot go stale.
 set -eu
@@ -19,7 +20,8 @@ cp src/ik.h "$dir/ik.h"
     for f in src/ik_math.h src/chain.h "$@"; do
         echo
         echo "/* ---- $f ---- */"
-        grep -v "$strip" "$f"
+        # batch_lanes.h is a template, written out at each of its includes.
+        grep -v "$strip" "$f" | awk '/^#include "batch_lanes\.h"/ { while ((getline line < "src/batch_lanes.h") > 0) print line; close("src/batch_lanes.h"); next } { print }'
     done
 } >"$dir/ik.c"
 {

@@ -1,0 +1,180 @@
+/*
+ * batch_lanes.h - the two FABRIK passes of batch.c over a group of chains laid side by side,
+ * written once over a vector of LANES_W doubles and included by batch.c once per instruction
+ * set, with these defined:
+ *
+ *   LANES_NAME(f)   the function's name for this instruction set
+ *   LANES_TARGET    the function attribute that enables it (or nothing)
+ *   LANES_W         doubles in a vector
+ *   V               the vector type; V_LOAD, V_STORE (aligned), V_ADD, V_SUB, V_MUL, V_DIV,
+ *                   V_SQRT its operations, each exactly rounded as the scalar one
+ *   V_OUT_D(d)      the bits (lane 0 the lowest) of the lanes where d is not in (1e-300,
+ *                   1e300); V_OUT_Q(q) where q is not in [1e-150, 1e300]
+ *
+ * The arithmetic is ik_fab_step2 / ik_fab_step3's, in the same order, so each lane computes
+ * the bits ik_fabrik computes for its chain; a lane that needs the slow step takes it from
+ * the scalar code. The passes end with each lane's tip distance from its target, as
+ * ik_joint_distance computes it (ik_v2_len, ik_v3_len: hypot where the square would
+ * overflow or underflow).
+ */
+
+/* The scalar step for the lanes in `slow` (bits) of the vector at lane `first`, patched in. */
+static void LANES_NAME(patch)(const group *g, int bone, int first, int slow, ik_real *wx, ik_real *wy,
+                                           ik_real *wz, ik_real *sx, ik_real *sy, ik_real *sz)
+{
+    int l;
+    for (l = 0; l < LANES_W; l++) {
+        const ik_chain *c;
+        ik_real len;
+        if (!(slow >> l & 1)) continue;
+        c = g->fab[first + l]->c;
+        len = g->len[(size_t)bone * g->cap + first + l];
+        if (g->dim == 2) {
+            ik_vec2 s = ik_fab_step2_slow(ik_v2(wx[l], wy[l]), len, c->dir + 2 * (size_t)bone);
+            sx[l] = s.x, sy[l] = s.y;
+        } else {
+            ik_vec3 s = ik_fab_step3_slow(ik_v3(wx[l], wy[l], wz[l]), len, c->dir + 3 * (size_t)bone);
+            sx[l] = s.x, sy[l] = s.y, sz[l] = s.z;
+        }
+    }
+}
+
+/* The steps s of the vector at lane `first` (bone `bone`, segments w) with the slow lanes' patched in. */
+static LANES_TARGET void LANES_NAME(fix2)(const group *g, int bone, int first, int slow, V wx, V wy, V *sx, V *sy)
+{
+    LANES_ALIGNED ik_real ax[LANES_W], ay[LANES_W], bx[LANES_W], by[LANES_W];
+    V_STORE(ax, wx), V_STORE(ay, wy), V_STORE(bx, *sx), V_STORE(by, *sy);
+    LANES_NAME(patch)(g, bone, first, slow, ax, ay, NULL, bx, by, NULL);
+    *sx = V_LOAD(bx), *sy = V_LOAD(by);
+}
+
+static LANES_TARGET void LANES_NAME(fix3)(const group *g, int bone, int first, int slow, V wx, V wy, V wz, V *sx,
+                                          V *sy, V *sz)
+{
+    LANES_ALIGNED ik_real ax[LANES_W], ay[LANES_W], az[LANES_W], bx[LANES_W], by[LANES_W], bz[LANES_W];
+    V_STORE(ax, wx), V_STORE(ay, wy), V_STORE(az, wz), V_STORE(bx, *sx), V_STORE(by, *sy), V_STORE(bz, *sz);
+    LANES_NAME(patch)(g, bone, first, slow, ax, ay, az, bx, by, bz);
+    *sx = V_LOAD(bx), *sy = V_LOAD(by), *sz = V_LOAD(bz);
+}
+
+/* Lanes of the vector at lane `first` that hold a chain (the last vector may be partly empty). */
+static inline int LANES_NAME(used)(const group *g, int first)
+{
+    int left = g->live - first;
+    return left >= LANES_W ? (1 << LANES_W) - 1 : (1 << left) - 1;
+}
+
+static LANES_TARGET void LANES_NAME(passes2)(group *g)
+{
+    const size_t cap = (size_t)g->cap;
+    ik_real *x = g->x, *y = g->y;
+    const ik_real *len = g->len;
+    int i, k;
+    /* Backward: the tip on the target, each joint at its bone's length from the next. */
+    for (k = 0; k < g->live; k += LANES_W) {
+        V_STORE(x + g->n * cap + k, V_LOAD(g->tx + k));
+        V_STORE(y + g->n * cap + k, V_LOAD(g->ty + k));
+    }
+    for (i = g->n - 1; i >= 0; i--) {
+        for (k = 0; k < g->live; k += LANES_W) {
+            ik_real *px = x + i * cap + k, *py = y + i * cap + k;
+            V nx = V_LOAD(px + cap), ny = V_LOAD(py + cap);
+            V wx = V_SUB(nx, V_LOAD(px)), wy = V_SUB(ny, V_LOAD(py));
+            V d = V_ADD(V_MUL(wx, wx), V_MUL(wy, wy));
+            V q = V_DIV(V_LOAD(len + i * cap + k), d), s = V_SQRT(d);
+            V sx = V_MUL(V_MUL(wx, q), s), sy = V_MUL(V_MUL(wy, q), s);
+            int slow = (V_OUT_D(d) | V_OUT_Q(q)) & LANES_NAME(used)(g, k);
+            if (slow) LANES_NAME(fix2)(g, i, k, slow, wx, wy, &sx, &sy);
+            V_STORE(px, V_SUB(nx, sx));
+            V_STORE(py, V_SUB(ny, sy));
+        }
+    }
+    /* Forward: joint 0 back on the base, each joint at its bone's length from the one before. */
+    for (k = 0; k < g->live; k += LANES_W) {
+        V_STORE(x + k, V_LOAD(g->bx + k));
+        V_STORE(y + k, V_LOAD(g->by + k));
+    }
+    for (i = 0; i < g->n; i++) {
+        for (k = 0; k < g->live; k += LANES_W) {
+            ik_real *px = x + i * cap + k, *py = y + i * cap + k;
+            V fx = V_LOAD(px), fy = V_LOAD(py);
+            V wx = V_SUB(V_LOAD(px + cap), fx), wy = V_SUB(V_LOAD(py + cap), fy);
+            V d = V_ADD(V_MUL(wx, wx), V_MUL(wy, wy));
+            V q = V_DIV(V_LOAD(len + i * cap + k), d), s = V_SQRT(d);
+            V sx = V_MUL(V_MUL(wx, q), s), sy = V_MUL(V_MUL(wy, q), s);
+            int slow = (V_OUT_D(d) | V_OUT_Q(q)) & LANES_NAME(used)(g, k);
+            if (slow) LANES_NAME(fix2)(g, i, k, slow, wx, wy, &sx, &sy);
+            V_STORE(px + cap, V_ADD(fx, sx));
+            V_STORE(py + cap, V_ADD(fy, sy));
+        }
+    }
+    for (k = 0; k < g->live; k += LANES_W) {
+        V dx = V_SUB(V_LOAD(g->tx + k), V_LOAD(x + g->n * cap + k));
+        V dy = V_SUB(V_LOAD(g->ty + k), V_LOAD(y + g->n * cap + k));
+        V d = V_ADD(V_MUL(dx, dx), V_MUL(dy, dy));
+        int far = V_OUT_D(d) & LANES_NAME(used)(g, k), l;
+        V_STORE(g->dist + k, V_SQRT(d));
+        for (l = 0; far; l++, far >>= 1)
+            if (far & 1) g->dist[k + l] = hypot(g->tx[k + l] - x[g->n * cap + k + l], g->ty[k + l] - y[g->n * cap + k + l]);
+    }
+}
+
+static LANES_TARGET void LANES_NAME(passes3)(group *g)
+{
+    const size_t cap = (size_t)g->cap;
+    ik_real *x = g->x, *y = g->y, *z = g->z;
+    const ik_real *len = g->len;
+    int i, k;
+    for (k = 0; k < g->live; k += LANES_W) {
+        V_STORE(x + g->n * cap + k, V_LOAD(g->tx + k));
+        V_STORE(y + g->n * cap + k, V_LOAD(g->ty + k));
+        V_STORE(z + g->n * cap + k, V_LOAD(g->tz + k));
+    }
+    for (i = g->n - 1; i >= 0; i--) {
+        for (k = 0; k < g->live; k += LANES_W) {
+            ik_real *px = x + i * cap + k, *py = y + i * cap + k, *pz = z + i * cap + k;
+            V nx = V_LOAD(px + cap), ny = V_LOAD(py + cap), nz = V_LOAD(pz + cap);
+            V wx = V_SUB(nx, V_LOAD(px)), wy = V_SUB(ny, V_LOAD(py)), wz = V_SUB(nz, V_LOAD(pz));
+            V d = V_ADD(V_ADD(V_MUL(wx, wx), V_MUL(wy, wy)), V_MUL(wz, wz));
+            V q = V_DIV(V_LOAD(len + i * cap + k), d), s = V_SQRT(d);
+            V sx = V_MUL(V_MUL(wx, q), s), sy = V_MUL(V_MUL(wy, q), s), sz = V_MUL(V_MUL(wz, q), s);
+            int slow = (V_OUT_D(d) | V_OUT_Q(q)) & LANES_NAME(used)(g, k);
+            if (slow) LANES_NAME(fix3)(g, i, k, slow, wx, wy, wz, &sx, &sy, &sz);
+            V_STORE(px, V_SUB(nx, sx));
+            V_STORE(py, V_SUB(ny, sy));
+            V_STORE(pz, V_SUB(nz, sz));
+        }
+    }
+    for (k = 0; k < g->live; k += LANES_W) {
+        V_STORE(x + k, V_LOAD(g->bx + k));
+        V_STORE(y + k, V_LOAD(g->by + k));
+        V_STORE(z + k, V_LOAD(g->bz + k));
+    }
+    for (i = 0; i < g->n; i++) {
+        for (k = 0; k < g->live; k += LANES_W) {
+            ik_real *px = x + i * cap + k, *py = y + i * cap + k, *pz = z + i * cap + k;
+            V fx = V_LOAD(px), fy = V_LOAD(py), fz = V_LOAD(pz);
+            V wx = V_SUB(V_LOAD(px + cap), fx), wy = V_SUB(V_LOAD(py + cap), fy), wz = V_SUB(V_LOAD(pz + cap), fz);
+            V d = V_ADD(V_ADD(V_MUL(wx, wx), V_MUL(wy, wy)), V_MUL(wz, wz));
+            V q = V_DIV(V_LOAD(len + i * cap + k), d), s = V_SQRT(d);
+            V sx = V_MUL(V_MUL(wx, q), s), sy = V_MUL(V_MUL(wy, q), s), sz = V_MUL(V_MUL(wz, q), s);
+            int slow = (V_OUT_D(d) | V_OUT_Q(q)) & LANES_NAME(used)(g, k);
+            if (slow) LANES_NAME(fix3)(g, i, k, slow, wx, wy, wz, &sx, &sy, &sz);
+            V_STORE(px + cap, V_ADD(fx, sx));
+            V_STORE(py + cap, V_ADD(fy, sy));
+            V_STORE(pz + cap, V_ADD(fz, sz));
+        }
+    }
+    for (k = 0; k < g->live; k += LANES_W) {
+        V dx = V_SUB(V_LOAD(g->tx + k), V_LOAD(x + g->n * cap + k));
+        V dy = V_SUB(V_LOAD(g->ty + k), V_LOAD(y + g->n * cap + k));
+        V dz = V_SUB(V_LOAD(g->tz + k), V_LOAD(z + g->n * cap + k));
+        V d = V_ADD(V_ADD(V_MUL(dx, dx), V_MUL(dy, dy)), V_MUL(dz, dz));
+        int far = V_OUT_D(d) & LANES_NAME(used)(g, k), l;
+        V_STORE(g->dist + k, V_SQRT(d));
+        for (l = 0; far; l++, far >>= 1)
+            if (far & 1)
+                g->dist[k + l] = hypot(hypot(g->tx[k + l] - x[g->n * cap + k + l], g->ty[k + l] - y[g->n * cap + k + l]),
+                                       g->tz[k + l] - z[g->n * cap + k + l]);
+    }
+}
