@@ -38,6 +38,11 @@ local stats = fuzz.run({
     trace = os.getenv("TRACE") and function(step, call)
         print(("%8d  %s"):format(step, call))
     end or nil,
+    -- DUMP=n: before call n, the chains it is given as Lua source that rebuilds them
+    dump_at = tonumber(os.getenv("DUMP") or ""),
+    dump = function(who, source)
+        print("-- " .. who .. "\n" .. source)
+    end,
 })
 
 if #stats.skipped > 0 then
@@ -52,6 +57,10 @@ for _, name in ipairs(names) do
     per_op[#per_op + 1] = ("%s %d/%d"):format(name, c.ok, c.rejected)
 end
 print("fuzz-lua: per function, ok/rejected: " .. table.concat(per_op, ", "))
+local events = {}
+for name, count in pairs(stats.events) do events[#events + 1] = ("%s %d"):format(name, count) end
+table.sort(events)
+print("fuzz-lua: situations reached: " .. table.concat(events, ", "))
 print(("fuzz-lua: %s, seed %d: %d calls (%d ok, %d rejected), %d failures, %.1f s"):format(vm, seed, stats.calls,
     stats.ok, stats.rejected, stats.failures, stats.seconds))
 if stats.failures > 0 then
