@@ -561,7 +561,7 @@ KINDS.settings = {
             elseif key == 7 then
                 t.escape = any_bad() and r.pick({ 1, "yes", 0 }) or r.chance(0.5)
             elseif key == 8 then
-                t.stretch = any_bad() and r.pick({ 1, "no" }) or r.chance(0.2)
+                t.stretch = any_bad() and r.pick({ 1, "no" }) or r.chance(0.4)
             elseif key == 9 then
                 t.mix = any_bad() and r.pick({ -0.1, 1.5, NAN, huge, "x", "1" })
                     or r.pick({ 0, 1, 0.5, 0.25, NEG_ZERO, 1e-300 })
@@ -1449,7 +1449,8 @@ M.KNOWN_BUGS = {
         name = "pole_index",
         what = "configure{pole = t} with t a table with an __index metamethod blames the stack slot of t "
             .. "(bad argument #3 in method syntax), not the settings table (argument #1 in method syntax)",
-        repro = "ik.chain3d({1, 1}):configure({pole = setmetatable({1, 0, 0}, {__index = function() return 0 end})})",
+        repro = "ik.chain3d({1, 1}):configure({pole = setmetatable({1, 0, 0}, {__index = function() return 0 end})})"
+            .. " -- bad argument #3 to 'configure' (the pole table's stack slot), expected #1: the settings table",
         probe = function(ik)
             local c = ik.chain3d({ 1, 1 })
             local ok, e = pcall(function() c:configure({ pole = setmetatable({ 1, 0, 0 }, { __index = function() return 0 end }) }) end)
@@ -1491,7 +1492,7 @@ M.KNOWN_BUGS = {
             .. "the two disagree (by 4e-8 rad at 1e9, by anything at 1.8e308), so angle() no longer describes the "
             .. "pose world_angle() and positions() show",
         repro = "local c = ik.chain2d({1}); c:set_angle(1, 1.7976931348623157e308); print(c:angle(1), c:world_angle(1)) "
-            .. "-- 0.58065315212011 -0.99999... (different angles)",
+            .. "-- 0.58065315212011 3.136630678439 (two different angles for one bone)",
         probe = function(ik)
             local c = ik.chain2d({ 1 })
             c:set_angle(1, 1e9)
@@ -1525,6 +1526,20 @@ M.KNOWN_BUGS = {
             local c = ik.chain3d({ 1, 1 }, 0, 0, 0, cos(-1.25), 0.3, 0.3, sin(-1.25))
             local _, e = c:solve_aim(c:joint(2))
             return e ~= 0
+        end,
+    },
+    {
+        name = "stretch_far",
+        what = "stretch misses a target more than about 1e154 times the chain's reach away, and does not stretch "
+            .. "at all beyond about 1e162 times (stretch_factor in solve.c squares reach / distance, which "
+            .. "underflows), though the stretched bones would be well within range",
+        repro = "local c = ik.chain2d({1, 1}); c:configure{stretch = true}; print(c:solve(1e200, 0)); "
+            .. "print(c:stretch_factor()) -- false 1e+200 0, then 1: expected true, and 5e199 (1e160: misses by 5.6e154)",
+        probe = function(ik)
+            local c = ik.chain2d({ 1, 1 })
+            c:configure({ stretch = true })
+            local _, d = c:solve(1e160, 0)
+            return d > 1e151
         end,
     },
     {
@@ -2632,10 +2647,44 @@ function M.run(opts)
     -- max_turn.
     local function judge_solve(call, e, ret, solver, offset)
         local s, b = call.after[e], call.before[e]
+        local st = s.st
+        offset = offset or 0
         local why = check_solve_result(ret, s, e, solver, offset, zero_tip_bug(e, solver))
             or check_limits(e, s)
-        if not why and b and not e.limited_any then why = check_max_turn(b, s, s.st.max_turn) end
-        return why
+        if why or e.limited_any then return why end
+        if b then why = check_max_turn(b, s, st.max_turn) end
+        -- mix 0: the pose before, to the bit
+        if not why and b and st.mix == 0 then
+            why = diff(b, s, { "pose" })
+            if why then return "mix is 0, but the pose changed: " .. why end
+        end
+        if why or solver == "aim" or e.has_orient or st.mix ~= 1 or st.max_turn ~= huge then return why end
+        -- what nothing holds must happen: a stretch reaches its target; the two-bone solve
+        -- reaches a target within its ring
+        local dim, pos, t = e.dim, s.pos, e.target
+        local d = norm(t[1] - pos[1], t[2] - pos[2], dim == 3 and t[3] - pos[3] or 0)
+        local scale = max(abs(pos[1]), abs(pos[2]), dim == 3 and abs(pos[3]) or 0, abs(t[1]), abs(t[2]),
+            dim == 3 and abs(t[3]) or 0, e.total)
+        local distance = ret[offset + 2]
+        local longest = 0
+        for i = 1, e.n do longest = max(longest, e.lengths[i]) end
+        if st.stretch and e.total > 0 and d > e.total * (1 + 1e-9) and d / e.total * longest <= 1e299
+            and not (bugs.stretch_far and d / e.total > 1e150) then
+            event("stretched to reach")
+            -- (or met within the tolerance already: then nothing moves)
+            if not (distance <= 1e-9 * scale or distance <= st.tolerance) then
+                return fmt("stretched, but the tip is %s from the target", show(distance))
+            end
+        elseif solver == "two_bone" and st.softness == 0 and (not st.stretch or d <= e.total) then
+            local l1, l2 = e.lengths[1], e.lengths[2]
+            if d > abs(l1 - l2) + 1e-6 * scale and d < l1 + l2 - 1e-6 * scale then
+                event("two-bone solve within its ring")
+                if not (distance <= 1e-9 * scale) then
+                    return fmt("a two-bone solve of a target within its ring, but the tip is %s from it", show(distance))
+                end
+            end
+        end
+        return nil
     end
 
     POST.set_length = function(call)
@@ -2850,7 +2899,16 @@ function M.run(opts)
                     if why then return "the root " .. describe_entry(e) .. " moved: " .. why end
                 end
                 if not goal_below[e] and not (s.st.max_turn < huge and e.limited_any) then
-                    local why = diff(b, s, { "pose" })
+                    -- to the bit; with max_turn, the hold (a slerp towards the same pose) may
+                    -- round it in the last bits
+                    local why
+                    if s.st.max_turn < huge then
+                        for k = 1, #b.pose do
+                            if abs(b.pose[k] - s.pose[k]) > 1e-12 then why = fmt("pose[%d]: %s, then %s", k, show(b.pose[k]), show(s.pose[k])) end
+                        end
+                    else
+                        why = diff(b, s, { "pose" })
+                    end
                     if why then return describe_entry(e) .. " has no goal below it, but its pose changed: " .. why end
                 end
                 if not e.limited_any then
@@ -2882,6 +2940,9 @@ function M.run(opts)
         if op.special == "solve" and r.chance(0.3) then
             -- chains that keep a goal, or have an orientation goal: the kept goal and two_bone
             entry = pick_chain(want, function(e) return e.has_target or e.has_orient end) or entry
+        end
+        if op.solver == "two_bone" and r.chance(0.5) then
+            entry = pick_chain(want, function(e) return e.n == (e.has_orient and 3 or 2) end) or entry
         end
         if op.name == "attach" and r.chance(0.6) then
             entry = pick_chain(want, function(e) return e.parent == nil end) or entry
@@ -2999,7 +3060,18 @@ function M.run(opts)
                 end
             end
             call.entries = entries
-            if not call.bad and r.chance(0.3) and independent(entries, rawlen(call.args[1])) then
+            if call.bad then
+                -- the output tables must come out of a rejected call as they went in
+                call.outs = {}
+                for k = 3, 5 do
+                    local t = call.args[k]
+                    if type(t) == "table" then
+                        local copy = {}
+                        for i = 1, rawlen(t) do copy[i] = rawget(t, i) end
+                        call.outs[k] = copy
+                    end
+                end
+            elseif r.chance(0.3) and independent(entries, rawlen(call.args[1])) then
                 call.clones = {}
                 for k = 1, rawlen(call.args[1]) do call.clones[k] = entries[k].c:clone() end
             end
@@ -3299,7 +3371,19 @@ function M.run(opts)
                     break
                 end
             end
-        elseif not blind then
+        elseif call.outs then
+            -- rejected: solve_many's output tables as they were
+            for k, copy in pairs(call.outs) do
+                local t = args[k]
+                for i = 1, max(#copy, rawlen(t)) do
+                    if not same(rawget(t, i), copy[i]) then
+                        fail(step, fmt("a rejected call wrote into output table %d", k))
+                        break
+                    end
+                end
+            end
+        end
+        if not ok and not blind then
             -- rejected: nothing changed anywhere
             for _, w in ipairs(watch) do
                 local why = diff(call.before[w.e], snapshot(w.e.c), ALL)
