@@ -2891,6 +2891,10 @@ function M.run(opts)
                 if oe and oe > oriented_worst then oriented_worst = oe end
                 local why = check_limits(e, s)
                 if why then return describe_entry(e) .. ": " .. why end
+                -- nothing holds its tip bone: it takes its orientation goal
+                if oe and not e.limited_any and s.st.max_turn == huge and oe > 1e-9 then
+                    return fmt("%s: the tip bone is %s off its orientation goal after the rig solve", describe_entry(e), show(oe))
+                end
             end
             if b then
                 if not (e.parent and inside[e.parent]) then
