@@ -1543,6 +1543,28 @@ M.KNOWN_BUGS = {
         end,
     },
     {
+        name = "rig_weight_overflow",
+        what = "a rig solve with an effector_weight whose product with the coordinates overflows (1e300 with "
+            .. "a goal at 3e9) and a limit on the parent chain puts NaN in every joint of both chains and "
+            .. "reports reached = true, max_distance 0",
+        repro = "local r = ik.chain2d({1, 2}); r:set_limit(2, -0.5, 2.5); r:set_angles({0, 2.5}); r:set_target(0, 0); "
+            .. "local c = ik.chain2d({2, 1e10}); c:configure({effector_weight = 1e300}); c:attach(r, 2); "
+            .. "c:set_target(3e9, 3e9); print(ik.rig({r, c}):solve()); print(c:effector()) -- true 0 1, then nan nan",
+        probe = function(ik)
+            local r = ik.chain2d({ 1, 2 })
+            r:set_limit(2, -0.5, 2.5)
+            r:set_angles({ 0, 2.5 })
+            r:set_target(0, 0)
+            local c = ik.chain2d({ 2, 1e10 })
+            c:configure({ effector_weight = 1e300 })
+            c:attach(r, 2)
+            c:set_target(3e9, 3e9)
+            ik.rig({ r, c }):solve()
+            local x = c:effector()
+            return x ~= x
+        end,
+    },
+    {
         name = "rig_no_goal_unstretches",
         what = "rig:solve() with no goal in the rig moves a chain that a stretch left stretched (its bones go "
             .. "back to their lengths), where API.md says 'No goal at all: nothing moves'",
@@ -2040,6 +2062,27 @@ function M.run(opts)
     local POST = {}
     local avoid
 
+    local function set_goal(e, t)
+        e.has_target = true
+        e.target = { t[1] + 0.0, t[2] + 0.0, e.dim == 3 and t[3] + 0.0 or nil }
+    end
+
+    -- A chain made for one call (solve_many's or a rig's many chains), outside the pool:
+    -- a few bones, perhaps a goal.
+    local function fixture_chain(dim)
+        local lengths = {}
+        for i = 1, r.int(1, 4) do lengths[i] = 0.2 + r.unit() end
+        local c = dim == 2 and ik.chain2d(lengths, random_real(r), random_real(r))
+            or ik.chain3d(lengths, random_real(r), random_real(r), random_real(r))
+        local e = new_entry(c, lengths)
+        if r.chance(0.7) then
+            local t = { random_real(r) * 3, random_real(r) * 3, random_real(r) * 3 }
+            c:set_target(t[1], t[2], dim == 3 and t[3] or nil)
+            set_goal(e, t)
+        end
+        return e
+    end
+
     local function not_a_chain(r_)
         local t = { 5, "x", true, {}, io.stdout, fake_self }
         if #rigs > 0 then t[#t + 1] = r_.pick(rigs).g end
@@ -2304,12 +2347,16 @@ function M.run(opts)
         local dirty = mode ~= "clean"
         local dim = r.chance(0.5) and 2 or 3
         local chains, entries = {}, {}
-        for k = 1, r.pick({ 0, 1, 1, 2, 2, 3, 3, 4, 5 }) do
+        local count = r.pick({ 0, 1, 1, 2, 2, 3, 3, 4, 5 })
+        local many = r.chance(0.04) -- past the binding's blocks and the core's batch of 64
+        if many then count = r.int(65, 140) end
+        for k = 1, count do
             if dirty and r.chance(0.05) then
                 chains[k] = not_a_chain(r)
             else
                 local e = (dirty and r.chance(0.1)) and pick_chain(5 - dim) or pick_chain(dim)
                 if k > 1 and r.chance(0.08) then e = entries[r.int(1, k - 1)] or e end -- twice
+                if many and r.chance(0.9) then e = fixture_chain(dim) end
                 chains[k] = e.c
                 entries[k] = e
             end
@@ -2377,6 +2424,25 @@ function M.run(opts)
     -- ik.rig(chains): a random tree of the pool's chains, or one that is not.
     local function make_rig(mode)
         local dirty = mode ~= "clean"
+        if r.chance(0.02) then
+            -- a tree of 65 to 70 chains, past the binding's stack buffer (made for the call)
+            local dim, list = r.chance(0.5) and 2 or 3, {}
+            for k = 1, r.int(65, 70) do
+                local e = fixture_chain(dim)
+                if k > 1 then
+                    local p = list[r.int(1, k - 1)]
+                    local j = r.int(1, p.n + 1)
+                    e.c:attach(p.c, j)
+                    e.parent, e.joint, e.last_joint = p, j, j
+                    e.offset = dim == 2 and 0 or { 1, 0, 0, 0 }
+                end
+                list[k] = e
+            end
+            r.shuffle(list)
+            local t = {}
+            for k, e in ipairs(list) do t[k] = e.c end
+            return { t }, 1, nil, list
+        end
         -- mostly a chain with children in the pool: a tree of several chains
         local root = r.chance(0.75) and pick_chain(nil, function(x)
             for _, y in ipairs(pool) do
@@ -2456,10 +2522,6 @@ function M.run(opts)
 
     -- ---- what successful calls did ----
 
-    local function set_goal(e, t)
-        e.has_target = true
-        e.target = { t[1] + 0.0, t[2] + 0.0, e.dim == 3 and t[3] + 0.0 or nil }
-    end
 
     POST.set_target = function(call)
         set_goal(call.entry, call.args)
@@ -2782,6 +2844,7 @@ function M.run(opts)
         end
         -- each chain as its own solve leaves it, bit for bit (a clone made before the call)
         if targets == nil then event("solve_many towards the kept goals") end
+        if count > 64 then event("solve_many of more than 64 chains") end
         if call.clones then
             event("solve_many compared with each chain's own solve")
             for k = 1, count do
@@ -2870,6 +2933,7 @@ function M.run(opts)
         end
         event(goals == 0 and "rig solve without a goal" or "rig solve with goals")
         if #g.entries > 1 then event("rig solve of several chains") end
+        if #g.entries > 64 then event("rig solve of more than 64 chains") end
         if goals == 0 then
             if not (reached == true and d == 0 and it == 0) then return "no goal, but it returned " .. fmt("%s, %s, %s", tostring(reached), show(d), show(it)) end
             for _, e in ipairs(g.entries) do
@@ -3033,6 +3097,20 @@ function M.run(opts)
                 for k, e in ipairs(g.entries) do
                     if e.parent == nil and e.last_joint ~= g.tree[k].last_joint then return nil end
                 end
+            end
+            -- while the known bug is there: no solve of a rig whose effector weights times its
+            -- coordinates come near the overflow
+            if not bad and bugs.rig_weight_overflow then
+                local w, extent = 0, 0
+                for _, e in ipairs(g.entries) do
+                    if e.has_target then
+                        w = max(w, e.c:settings().effector_weight)
+                        for d = 1, e.dim do extent = max(extent, abs(e.target[d])) end
+                    end
+                    for _, v in ipairs(e.c:positions()) do extent = max(extent, abs(v)) end
+                    extent = max(extent, e.total)
+                end
+                if w > 1 and w * extent > 1e290 then return nil end
             end
             -- while the known bug is there: no goal-less solve of a stretched rig
             if not bad and bugs.rig_no_goal_unstretches then
@@ -3213,6 +3291,7 @@ function M.run(opts)
         history[#history + 1] = call
 
         if opts.trace then opts.trace(step, describe(call)) end
+        if opts.inspect then opts.inspect(step, call) end -- a debugging hook: the call, before it is made
         if opts.dump_at == step then
             -- the chains the call is given, as Lua source (see M.recipe)
             for k, t in ipairs(call.touched) do opts.dump(describe_entry(t.e), M.recipe(t.e.c, "c" .. k)) end
