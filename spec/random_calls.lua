@@ -27,13 +27,26 @@
 --     in [-pi, pi]) and agrees with the model (goals, limits, parent), and what it returned
 --     is right: getters agree with each other; solves return a consistent reached/distance/
 --     iterations, leave every bone within its limits and within max_turn of where it was,
---     an orientation goal met where nothing can hold it; round trips (angles, rotations,
---     positions through set_points) give back what they read; solve_many gives, bit for bit,
---     what each chain's own solve gives; a rig solve leaves every chain of the rig sound,
---     its root's base where it was and every chain without a goal below it in its pose;
+--     and where nothing holds them meet an orientation goal, reach a stretch's target or a
+--     two-bone target within the ring, and keep the pose with mix 0; round trips (angles,
+--     rotations, positions through set_points) give back what they read; solve_many gives,
+--     bit for bit, what each chain's own solve gives; a rig solve leaves every chain of the
+--     rig sound, its root's base where it was and every chain without a goal below it in
+--     its pose, and its result is what its chains show;
 --   - after any call, every attached chain of the pool shows its place on its parent as the
 --     parent is now ("never stale"): its joint 1 is its parent's joint j, to the bit, and
 --     its base frame is the parent's frame there turned by the offset it was attached with.
+--
+-- Some calls are "blind" (nothing read before them, nor after them below the chains they
+-- are given), sometimes in streaks, so calls meet chains whose caches a parent's change left
+-- stale, as a program's calls do.
+--
+-- Bugs of src/ the run has found are listed in M.KNOWN_BUGS, each with a reproduction and a
+-- probe: while a probe finds its bug still there, the run steers clear of the calls that
+-- would run into it (or, where a call is still worth making, of the one check it would
+-- fail), so one bug does not stop the run from testing the rest; the spec has a test of its
+-- own that fails while any of them is there. A fixed bug is found fixed by its probe, and
+-- the run then makes those calls and checks them like any other.
 --
 -- The random numbers come from spec/helpers.lua's Park-Miller generator (exact in doubles),
 -- and no decision depends on the order of pairs() or on the garbage collector, so a seed
@@ -41,7 +54,7 @@
 -- the call number; the same seed replays it.
 --
 -- Adding a function or method is one entry in OPS below, plus a kind in KINDS if its
--- arguments follow a rule no kind has yet (or a make/predict of its own). M.uncovered()
+-- arguments follow a rule no kind has yet (or a special of its own in run()). M.uncovered()
 -- lists the functions of the module, the methods and metamethods of chains and of rigs that
 -- no entry covers.
 --
@@ -299,7 +312,9 @@ KINDS.angle = KINDS.real
 -- A world coordinate of a chain: finite and within COORD_MAX.
 KINDS.coord = {
     gen = function(r, ctx, bad)
-        if not bad and r.chance(0.03) then return r.pick({ 1e301, -DBL_MAX, 1.0000000000000001e300 * 1.0000001 }) end
+        if not bad and r.chance(0.03) then
+            return r.pick({ 1e301, -DBL_MAX, 1.0000000000000001e300 * 1.0000001 })
+        end
         return number_value(r, bad, function() return random_real(r) end)
     end,
     check = function(v)
@@ -733,7 +748,11 @@ local function snapshot(c)
     local t = { c:target() }
     if t[1] == nil then push_all(s.goal, false, 0, 0, 0) else push_all(s.goal, true, t[1], t[2], t[3] or 0) end
     local o = dim == 2 and { c:target_angle() } or { c:target_rotation() }
-    if o[1] == nil then push_all(s.goal, false, 0, 0, 0, 0) else push_all(s.goal, true, o[1], o[2] or 0, o[3] or 0, o[4] or 0) end
+    if o[1] == nil then
+        push_all(s.goal, false, 0, 0, 0, 0)
+    else
+        push_all(s.goal, true, o[1], o[2] or 0, o[3] or 0, o[4] or 0)
+    end
     local p, j = c:parent()
     s.parent = { p and M.id_of(p) or 0, j or 0 }
     s.parent_chain = p
@@ -797,7 +816,9 @@ local function check_chain(e, s)
         if not is_finite(s.base[k]) then return fmt("base value %d is %s", k, show(s.base[k])) end
     end
     for k = 1, dim do
-        if not same(s.base[k], pos[k]) then return fmt("base coordinate %d is %s, joint 1 is at %s", k, show(s.base[k]), show(pos[k])) end
+        if not same(s.base[k], pos[k]) then
+            return fmt("base coordinate %d is %s, joint 1 is at %s", k, show(s.base[k]), show(pos[k]))
+        end
     end
     if dim == 2 then
         if not (abs(s.base[3]) <= pi) then return "base angle is " .. show(s.base[3]) end
@@ -828,7 +849,9 @@ local function check_chain(e, s)
     end
     if dim == 2 then
         for i = 1, n do
-            if not (is_finite(s.pose[i]) and abs(s.pose[i]) <= pi) then return fmt("angle(%d) is %s", i, show(s.pose[i])) end
+            if not (is_finite(s.pose[i]) and abs(s.pose[i]) <= pi) then
+                return fmt("angle(%d) is %s", i, show(s.pose[i]))
+            end
             if not (is_finite(s.world[i]) and abs(s.world[i]) <= pi) then
                 return fmt("world_angle(%d) is %s", i, show(s.world[i]))
             end
@@ -951,7 +974,8 @@ local function check_limits(e, s)
                     return fmt("bone %d swings %s, its cone %s", i, show(swing), show(l.cone))
                 end
                 if l.twist and swing < pi - 1e-3 and not within_circular(twist, l.twist[1], l.twist[2], 1e-8) then
-                    return fmt("bone %d twists %s, its limit [%s, %s]", i, show(twist), show(l.twist[1]), show(l.twist[2]))
+                    return fmt("bone %d twists %s, its limit [%s, %s]",
+                        i, show(twist), show(l.twist[1]), show(l.twist[2]))
                 end
             end
         end
@@ -968,7 +992,8 @@ local function check_max_turn(s0, s1, max_turn)
             turn = adist(s1.pose[i], s0.pose[i])
         else
             local a, b = s0.pose, s1.pose
-            turn = qangle(a[4 * i - 3], a[4 * i - 2], a[4 * i - 1], a[4 * i], b[4 * i - 3], b[4 * i - 2], b[4 * i - 1], b[4 * i])
+            turn = qangle(a[4 * i - 3], a[4 * i - 2], a[4 * i - 1], a[4 * i],
+                b[4 * i - 3], b[4 * i - 2], b[4 * i - 1], b[4 * i])
         end
         if turn > max_turn + 1e-9 then
             return fmt("bone %d turned %s, max_turn is %s", i, show(turn), show(max_turn))
@@ -986,8 +1011,12 @@ local function check_solve_result(ret, s, e, solver, offset, skip_orient)
     local st = s.st
     if type(reached) ~= "boolean" then return "reached is not a boolean" end
     if not (is_finite(d) and d >= 0) then return "distance is " .. show(d) end
-    if not (is_whole(it) and it >= 0 and it <= max(st.iterations, 1)) then return "iterations is " .. show(it) end
-    if solver == "two_bone" and it ~= 1 then return "a two-bone solve reports " .. show(it) .. " iterations" end
+    if not (is_whole(it) and it >= 0 and it <= max(st.iterations, 1)) then
+        return "iterations is " .. show(it)
+    end
+    if solver == "two_bone" and it ~= 1 then
+        return "a two-bone solve reports " .. show(it) .. " iterations"
+    end
     local t = e.target
     if solver == "aim" then
         if d > pi + 1e-12 then return "angle error " .. show(d) end
@@ -996,7 +1025,9 @@ local function check_solve_result(ret, s, e, solver, offset, skip_orient)
         end
         local mine, on_joint = aim_error(s, t)
         if on_joint and KNOWN.aim_at_joint then return nil end -- a known bug (M.KNOWN_BUGS)
-        if abs(mine - d) > 1e-9 then return fmt("angle error %s, but the tip bone is %s off", show(d), show(mine)) end
+        if abs(mine - d) > 1e-9 then
+            return fmt("angle error %s, but the tip bone is %s off", show(d), show(mine))
+        end
         return nil
     end
     local real, scale = tip_distance(s, t)
@@ -1010,7 +1041,9 @@ local function check_solve_result(ret, s, e, solver, offset, skip_orient)
         return nil
     end
     if oe == nil then
-        if reached ~= (d <= st.tolerance) then return fmt("reached is %s for distance %s", tostring(reached), show(d)) end
+        if reached ~= (d <= st.tolerance) then
+            return fmt("reached is %s for distance %s", tostring(reached), show(d))
+        end
     else
         if reached and not (d <= st.tolerance and oe <= st.angle_tolerance + 1e-9) then
             return fmt("reached, with distance %s and the tip bone %s off its goal", show(d), show(oe))
@@ -1020,7 +1053,8 @@ local function check_solve_result(ret, s, e, solver, offset, skip_orient)
         end
         -- nothing holds the tip bone: it takes its orientation goal
         if not e.limited_any and st.mix == 1 and st.max_turn == huge and oe > st.angle_tolerance + 1e-9 then
-            return fmt("the tip bone is %s off its orientation goal (angle_tolerance %s)", show(oe), show(st.angle_tolerance))
+            return fmt("the tip bone is %s off its orientation goal (angle_tolerance %s)",
+                show(oe), show(st.angle_tolerance))
         end
     end
     return nil
@@ -1043,7 +1077,9 @@ local function check_stateless(kind, ret, args)
                 l1, l2, x, y = l1 / m, l2 / m, x / m, y / m
                 local a1, a2 = ret[1], ret[1] + ret[2]
                 local tx, ty = l1 * cos(a1) + l2 * cos(a2), l1 * sin(a1) + l2 * sin(a2)
-                if norm(tx - x, ty - y) > 1e-6 then return fmt("reached, but the tip misses by %s (relative)", show(norm(tx - x, ty - y))) end
+                if norm(tx - x, ty - y) > 1e-6 then
+                    return fmt("reached, but the tip misses by %s (relative)", show(norm(tx - x, ty - y)))
+                end
             end
         end
     elseif kind == "soft" then
@@ -1054,7 +1090,9 @@ local function check_stateless(kind, ret, args)
             return fmt("%s, below the ease, %s expected", show(ret[1]), show(d))
         end
         local span = reach - softness < 0 and reach or softness
-        if span > 0 and d > reach and ret[1] > reach then return fmt("%s, beyond reach %s", show(ret[1]), show(reach)) end
+        if span > 0 and d > reach and ret[1] > reach then
+            return fmt("%s, beyond reach %s", show(ret[1]), show(reach))
+        end
         if ret[1] < 0 then return "negative: " .. show(ret[1]) end
     else
         local dim = kind == "joint3" and 3 or 2
@@ -1067,10 +1105,13 @@ local function check_stateless(kind, ret, args)
             -- reached: the second bone reaches the target, up to the ring's slack (1e-6 of m)
             local t = { args[1] / m, args[2] / m, dim == 3 and args[3] / m or 0 }
             local e = norm(ret[1] / m - t[1], ret[2] / m - t[2], dim == 3 and ret[3] / m - t[3] or 0)
-            if abs(e - r2 / m) > 1e-6 then return fmt("reached, but |joint - target| is %s of the largest input, r2 %s", show(e), show(r2 / m)) end
+            if abs(e - r2 / m) > 1e-6 then
+                return fmt("reached, but |joint - target| is %s of the largest input, r2 %s", show(e), show(r2 / m))
+            end
         end
         if not near_length(ret[1], ret[2], dim == 3 and ret[3] or 0, r1, 1e-9, 1e-15 * m + 1e-320) then
-            return fmt("|joint| is %s, r1 is %s", show(2 * norm(ret[1] * 0.5, ret[2] * 0.5, dim == 3 and ret[3] * 0.5 or 0)), show(r1))
+            return fmt("|joint| is %s, r1 is %s",
+                show(2 * norm(ret[1] * 0.5, ret[2] * 0.5, dim == 3 and ret[3] * 0.5 or 0)), show(r1))
         end
     end
     return nil
@@ -1173,10 +1214,14 @@ local function bulk(part)
     return function(call, ret)
         local s, t = call.after[call.entry], ret[1]
         if ret.n ~= 1 or type(t) ~= "table" then return "did not return a table" end
-        if call.args[1] ~= nil and not rawequal(t, call.args[1]) then return "did not return the table it was given" end
+        if call.args[1] ~= nil and not rawequal(t, call.args[1]) then
+            return "did not return the table it was given"
+        end
         local want = s[part]
         for k = 1, #want do
-            if not same(rawget(t, k), want[k]) then return fmt("value %d is %s, %s expected", k, show(rawget(t, k)), show(want[k])) end
+            if not same(rawget(t, k), want[k]) then
+                return fmt("value %d is %s, %s expected", k, show(rawget(t, k)), show(want[k]))
+            end
         end
         if rawget(t, #want + 1) ~= nil then return fmt("value %d is left over", #want + 1) end
     end
@@ -1238,20 +1283,27 @@ M.OPS = {
         no_more = no_more_2d(4),
         check = function(ctx, args)
             if ctx.entry.parent then return 0 end -- the parent places its base
-            if ctx.dim == 3 and args[4] ~= nil and quat_zero({ args[4], args[5], args[6], args[7] }) then return 4 end
+            if ctx.dim == 3 and args[4] ~= nil and quat_zero({ args[4], args[5], args[6], args[7] }) then
+                return 4
+            end
         end,
         keeps = LOCAL,
         post = function(call)
             local s, a = call.after[call.entry], call.args
             for d = 1, s.dim do
-                if not same(s.base[d], a[d] + 0.0) then return fmt("base coordinate %d reads %s", d, show(s.base[d])) end
+                if not same(s.base[d], a[d] + 0.0) then
+                    return fmt("base coordinate %d reads %s", d, show(s.base[d]))
+                end
             end
             local b = call.before[call.entry]
             if s.dim == 2 then
                 local want = a[3] ~= nil and wrap(a[3] + 0.0) or (b and b.base[3])
-                if want and adist(s.base[3], want) > 1e-12 then return "base angle reads " .. show(s.base[3]) end
+                if want and adist(s.base[3], want) > 1e-12 then
+                    return "base angle reads " .. show(s.base[3])
+                end
             else
-                local want = a[4] ~= nil and { qunit(a[4], a[5], a[6], a[7]) } or (b and { b.base[4], b.base[5], b.base[6], b.base[7] })
+                local want = a[4] ~= nil and { qunit(a[4], a[5], a[6], a[7]) }
+                    or (b and { b.base[4], b.base[5], b.base[6], b.base[7] })
                 if want and not qsame({ s.base[4], s.base[5], s.base[6], s.base[7] }, want, 1e-12) then
                     return "base rotation reads other than it was set"
                 end
@@ -1267,9 +1319,13 @@ M.OPS = {
             end
             local st = call.after[call.entry].st
             for _, k in ipairs(SETTING_KEYS) do
-                if k ~= "pole" and not same(rawget(t, k), st[k]) then return fmt("settings().%s is %s", k, show(rawget(t, k))) end
+                if k ~= "pole" and not same(rawget(t, k), st[k]) then
+                    return fmt("settings().%s is %s", k, show(rawget(t, k)))
+                end
             end
-            if (rawget(t, "pole") ~= nil) ~= (call.entry.dim == 3) then return "pole is there on a 2D chain, or missing on a 3D one" end
+            if (rawget(t, "pole") ~= nil) ~= (call.entry.dim == 3) then
+                return "pole is there on a 2D chain, or missing on a 3D one"
+            end
         end },
     { name = "set_target", self = "any", args = target_args, no_more = no_more_2d(3), keeps = without(ALL, "goal"),
         post = "set_target" },
@@ -1322,7 +1378,9 @@ M.OPS = {
         post = function(call)
             local s, a, i = call.after[call.entry], call.args, call.args[1]
             local got = { s.pose[4 * i - 3], s.pose[4 * i - 2], s.pose[4 * i - 1], s.pose[4 * i] }
-            if not qsame(got, { qunit(a[2], a[3], a[4], a[5]) }, 1e-12) then return "rotation reads other than it was set" end
+            if not qsame(got, { qunit(a[2], a[3], a[4], a[5]) }, 1e-12) then
+                return "rotation reads other than it was set"
+            end
         end },
     { name = "world_rotation", self = 3, args = { "bone" }, keeps = ALL, post = returns(per_bone("world")) },
     { name = "rotations", self = 3, args = { "?out" }, keeps = ALL, post = bulk("pose") },
@@ -1349,9 +1407,11 @@ M.OPS = {
     -- rigs
     { name = "count", key = "rig:count", self = "rig", args = {}, post = "rig_count" },
     { name = "__len", key = "rig:__len", self = "rig", args = {}, syntax = "len", post = "rig_count" },
-    { name = "__tostring", key = "rig:__tostring", self = "rig", args = {}, syntax = "tostring", post = "rig_tostring" },
+    { name = "__tostring", key = "rig:__tostring", self = "rig", args = {}, syntax = "tostring",
+        post = "rig_tostring" },
     { name = "chain", key = "rig:chain", self = "rig", args = { "bone" }, post = "rig_chain" },
-    { name = "configure", key = "rig:configure", self = "rig", args = { "rig_settings" }, weight = 2, post = "rig_configure" },
+    { name = "configure", key = "rig:configure", self = "rig", args = { "rig_settings" }, weight = 2,
+        post = "rig_configure" },
     { name = "settings", key = "rig:settings", self = "rig", args = { "?out" }, post = "rig_settings" },
     { name = "solve", key = "rig:solve", self = "rig", args = {}, no_more = 1, weight = 6, special = "rig_solve" },
 }
@@ -1374,7 +1434,9 @@ end
 -- their metamethods that OPS does not cover.
 function M.uncovered(ik)
     local known = {}
-    for _, op in ipairs(M.OPS) do known[op.self == "rig" and op_key(op) or (op.self and "chain:" .. op.name or "ik." .. op.name)] = true end
+    for _, op in ipairs(M.OPS) do
+        known[op.self == "rig" and op_key(op) or (op.self and "chain:" .. op.name or "ik." .. op.name)] = true
+    end
     local missing = {}
     for k, v in pairs(ik) do
         if type(v) == "function" and not known["ik." .. k] then missing[#missing + 1] = "ik." .. k end
@@ -1453,7 +1515,8 @@ M.KNOWN_BUGS = {
             .. " -- bad argument #3 to 'configure' (the pole table's stack slot), expected #1: the settings table",
         probe = function(ik)
             local c = ik.chain3d({ 1, 1 })
-            local ok, e = pcall(function() c:configure({ pole = setmetatable({ 1, 0, 0 }, { __index = function() return 0 end }) }) end)
+            local pole = setmetatable({ 1, 0, 0 }, { __index = function() return 0 end })
+            local ok, e = pcall(function() c:configure({ pole = pole }) end)
             local k = parse_error(e)
             return ok or k ~= 1
         end,
@@ -1491,7 +1554,8 @@ M.KNOWN_BUGS = {
             .. "set_target_angle) is kept as remainder(a, 2 pi) (angle() reads it) but posed by cos(a), sin(a): "
             .. "the two disagree (by 4e-8 rad at 1e9, by anything at 1.8e308), so angle() no longer describes the "
             .. "pose world_angle() and positions() show",
-        repro = "local c = ik.chain2d({1}); c:set_angle(1, 1.7976931348623157e308); print(c:angle(1), c:world_angle(1)) "
+        repro = "local c = ik.chain2d({1}); c:set_angle(1, 1.7976931348623157e308); "
+            .. "print(c:angle(1), c:world_angle(1)) "
             .. "-- 0.58065315212011 3.136630678439 (two different angles for one bone)",
         probe = function(ik)
             local c = ik.chain2d({ 1 })
@@ -1534,7 +1598,8 @@ M.KNOWN_BUGS = {
             .. "at all beyond about 1e162 times (stretch_factor in solve.c squares reach / distance, which "
             .. "underflows), though the stretched bones would be well within range",
         repro = "local c = ik.chain2d({1, 1}); c:configure{stretch = true}; print(c:solve(1e200, 0)); "
-            .. "print(c:stretch_factor()) -- false 1e+200 0, then 1: expected true, and 5e199 (1e160: misses by 5.6e154)",
+            .. "print(c:stretch_factor()) -- false 1e+200 0, then 1: expected true, and 5e199 "
+            .. "(1e160: misses by 5.6e154)",
         probe = function(ik)
             local c = ik.chain2d({ 1, 1 })
             c:configure({ stretch = true })
@@ -1617,7 +1682,8 @@ function M.recipe(c, name)
     for i = 1, n do list[i] = lit(s.len[i]) end
     local base = {}
     for k = 1, #s.base do base[k] = lit(s.base[k]) end
-    lines[#lines + 1] = fmt("local %s = ik.chain%dd({%s}, %s)", name, dim, table.concat(list, ", "), table.concat(base, ", "))
+    lines[#lines + 1] = fmt("local %s = ik.chain%dd({%s}, %s)",
+        name, dim, table.concat(list, ", "), table.concat(base, ", "))
     local st = s.st
     local set = {}
     for _, k in ipairs(SETTING_KEYS) do
@@ -1625,7 +1691,8 @@ function M.recipe(c, name)
         if k == "pole" and type(v) == "table" then
             set[#set + 1] = fmt("pole = {%s, %s, %s}", lit(v[1]), lit(v[2]), lit(v[3]))
         elseif v ~= nil then
-            set[#set + 1] = k .. " = " .. (type(v) == "string" and fmt("%q", v) or type(v) == "boolean" and tostring(v) or lit(v))
+            set[#set + 1] = k .. " = " .. (type(v) == "string" and fmt("%q",
+                v) or type(v) == "boolean" and tostring(v) or lit(v))
         end
     end
     lines[#lines + 1] = fmt("%s:configure({%s})", name, table.concat(set, ", "))
@@ -1638,9 +1705,11 @@ function M.recipe(c, name)
             if dim == 2 then
                 lines[#lines + 1] = fmt("%s:set_limit(%d, %s, %s)", name, i, lit(v[1]), lit(v[2]))
             elseif v[1] == "hinge" then
-                lines[#lines + 1] = fmt("%s:set_hinge(%d, %s, %s, %s, %s, %s)", name, i, lit(v[2]), lit(v[3]), lit(v[4]), lit(v[5]), lit(v[6]))
+                lines[#lines + 1] = fmt("%s:set_hinge(%d, %s, %s, %s, %s, %s)",
+                    name, i, lit(v[2]), lit(v[3]), lit(v[4]), lit(v[5]), lit(v[6]))
             else
-                lines[#lines + 1] = fmt("%s:set_cone(%d, %s); %s:set_twist(%d, %s, %s)", name, i, lit(v[2]), name, i, lit(v[3]), lit(v[4]))
+                lines[#lines + 1] = fmt("%s:set_cone(%d, %s); %s:set_twist(%d, %s, %s)",
+                    name, i, lit(v[2]), name, i, lit(v[3]), lit(v[4]))
             end
         end
     end
@@ -1649,17 +1718,23 @@ function M.recipe(c, name)
     lines[#lines + 1] = fmt("%s:set_%s({%s})", name, dim == 2 and "angles" or "rotations", table.concat(pose, ", "))
     local g = s.goal
     if g[1] then
-        lines[#lines + 1] = fmt("%s:set_target(%s, %s%s)", name, lit(g[2]), lit(g[3]), dim == 3 and ", " .. lit(g[4]) or "")
+        lines[#lines + 1] = fmt("%s:set_target(%s, %s%s)",
+            name, lit(g[2]), lit(g[3]), dim == 3 and ", " .. lit(g[4]) or "")
     end
     if g[5] then
         if dim == 2 then
             lines[#lines + 1] = fmt("%s:set_target_angle(%s)", name, lit(g[6]))
         else
-            lines[#lines + 1] = fmt("%s:set_target_rotation(%s, %s, %s, %s)", name, lit(g[6]), lit(g[7]), lit(g[8]), lit(g[9]))
+            lines[#lines + 1] = fmt("%s:set_target_rotation(%s, %s, %s, %s)",
+                name, lit(g[6]), lit(g[7]), lit(g[8]), lit(g[9]))
         end
     end
-    if s.stretch[1] ~= 1 then lines[#lines + 1] = fmt("-- (stretched by %s: not reproduced)", lit(s.stretch[1])) end
-    if s.parent[1] ~= 0 then lines[#lines + 1] = fmt("-- (attached at joint %d of another chain: made free here)", s.parent[2]) end
+    if s.stretch[1] ~= 1 then
+        lines[#lines + 1] = fmt("-- (stretched by %s: not reproduced)", lit(s.stretch[1]))
+    end
+    if s.parent[1] ~= 0 then
+        lines[#lines + 1] = fmt("-- (attached at joint %d of another chain: made free here)", s.parent[2])
+    end
     return table.concat(lines, "\n")
 end
 
@@ -1800,7 +1875,8 @@ function M.run(opts)
     local function event(name)
         events[name] = (events[name] or 0) + 1
     end
-    local stats = { calls = 0, ok = 0, rejected = 0, failures = 0, by_op = {}, seed = seed, skipped = {}, events = events,
+    local stats = { calls = 0, ok = 0, rejected = 0, failures = 0, by_op = {}, seed = seed, skipped = {},
+        events = events,
         known_bugs = bugs }
 
     -- The pool of live chains, and every entry the run made (by chain), each entry:
@@ -1978,16 +2054,24 @@ function M.run(opts)
     -- nil when the snapshot agrees with the model: goals, limits, parent.
     local function check_model(e, s)
         local g = s.goal
-        if g[1] ~= e.has_target then return "target() says " .. (g[1] and "a goal" or "none") .. ", the model the other" end
+        if g[1] ~= e.has_target then
+            return "target() says " .. (g[1] and "a goal" or "none") .. ", the model the other"
+        end
         if e.has_target then
             for d = 1, e.dim do
-                if not same(g[1 + d], e.target[d]) then return fmt("target coordinate %d reads %s, was set to %s", d, show(g[1 + d]), show(e.target[d])) end
+                if not same(g[1 + d], e.target[d]) then
+                    return fmt("target coordinate %d reads %s, was set to %s", d, show(g[1 + d]), show(e.target[d]))
+                end
             end
         end
-        if g[5] ~= e.has_orient then return "the orientation goal is " .. (g[5] and "there" or "gone") .. ", the model says otherwise" end
+        if g[5] ~= e.has_orient then
+            return "the orientation goal is " .. (g[5] and "there" or "gone") .. ", the model says otherwise"
+        end
         if e.has_orient then
             if e.dim == 2 then
-                if not (abs(g[6]) <= pi and adist(g[6], e.orient) <= 1e-12) then return "target_angle reads " .. show(g[6]) end
+                if not (abs(g[6]) <= pi and adist(g[6], e.orient) <= 1e-12) then
+                    return "target_angle reads " .. show(g[6])
+                end
             elseif not qsame({ g[6], g[7], g[8], g[9] }, e.orient_unit, 1e-12) then
                 return "target_rotation reads other than it was set"
             end
@@ -1998,15 +2082,19 @@ function M.run(opts)
             if m == nil then
                 if count ~= 0 then return fmt("bone %d has a limit (%s), the model none", i, show(v[1])) end
             elseif e.dim == 2 then
-                if not (count == 2 and same(v[1], m.min) and same(v[2], m.max)) then return fmt("limit(%d) reads other than it was set", i) end
+                if not (count == 2 and same(v[1], m.min) and same(v[2], m.max)) then
+                    return fmt("limit(%d) reads other than it was set", i)
+                end
             elseif m.hinge then
                 if not (count == 6 and v[1] == "hinge" and same(v[5], m.min) and same(v[6], m.max)
-                        and abs(v[2] - m.axis[1]) <= 1e-12 and abs(v[3] - m.axis[2]) <= 1e-12 and abs(v[4] - m.axis[3]) <= 1e-12) then
+                        and abs(v[2] - m.axis[1]) <= 1e-12 and abs(v[3] - m.axis[2]) <= 1e-12
+                        and abs(v[4] - m.axis[3]) <= 1e-12) then
                     return fmt("limit(%d) reads other than the hinge set", i)
                 end
             else
                 local tw = m.twist or { -pi, pi }
-                if not (count == 4 and v[1] == "cone" and same(v[2], m.cone or pi) and same(v[3], tw[1]) and same(v[4], tw[2])) then
+                if not (count == 4 and v[1] == "cone" and same(v[2], m.cone or pi) and same(v[3], tw[1])
+                        and same(v[4], tw[2])) then
                     return fmt("limit(%d) reads other than the cone and twist set", i)
                 end
             end
@@ -2033,15 +2121,19 @@ function M.run(opts)
         end
         for d = 1, e.dim do
             if not same(cj[d], pj[d]) then
-                return fmt("stale: %s's joint 1 is at %s, its parent %s's joint %d at %s (coordinate %d)", describe_entry(e),
+                return fmt("stale: %s's joint 1 is at %s, its parent %s's joint %d at %s (coordinate %d)",
+                    describe_entry(e),
                     show(cj[d]), describe_entry(p), j, show(pj[d]), d)
             end
-            if not same(cb[d], pj[d]) then return fmt("stale: %s's base is not on its parent's joint %d", describe_entry(e), j) end
+            if not same(cb[d], pj[d]) then
+                return fmt("stale: %s's base is not on its parent's joint %d", describe_entry(e), j)
+            end
         end
         if e.dim == 2 then
             local frame = j == 1 and select(3, p.c:base()) or p.c:world_angle(j - 1)
             if adist(cb[3], frame + e.offset) > 1e-9 then
-                return fmt("stale: %s's base angle is %s, its parent's frame %s turned by %s", describe_entry(e), show(cb[3]),
+                return fmt("stale: %s's base angle is %s, its parent's frame %s turned by %s",
+                    describe_entry(e), show(cb[3]),
                     show(frame), show(e.offset))
             end
         else
@@ -2050,7 +2142,8 @@ function M.run(opts)
             local o = e.offset
             local want = { qmul(f[1], f[2], f[3], f[4], o[1], o[2], o[3], o[4]) }
             if not qsame({ cb[4], cb[5], cb[6], cb[7] }, want, 1e-9) then
-                return fmt("stale: %s's base rotation is not its parent's frame at joint %d turned by its offset", describe_entry(e), j)
+                return fmt("stale: %s's base rotation is not its parent's frame at joint %d turned by its offset",
+                    describe_entry(e), j)
             end
         end
         return nil
@@ -2245,7 +2338,9 @@ function M.run(opts)
         args[2] = j[1]
         local n = 2
         if dim == 2 then
-            if dirty and r.chance(0.2) or r.chance(0.6) then args[3] = KINDS.angle.gen(r, ctx, dirty and r.chance(0.3)) end
+            if dirty and r.chance(0.2) or r.chance(0.6) then
+                args[3] = KINDS.angle.gen(r, ctx, dirty and r.chance(0.3))
+            end
             n = 3
         else
             if dirty and r.chance(0.2) or r.chance(0.6) then
@@ -2413,7 +2508,7 @@ function M.run(opts)
         end
         for k = 1, count do
             local e = entry_of[rawget(c, k)]
-            if e.c:settings().solver == "two_bone" and not (e.has_orient and e.n == 3 or not e.has_orient and e.n == 2) then
+            if e.c:settings().solver == "two_bone" and e.n ~= (e.has_orient and 3 or 2) then
                 return args, n, 1, entries
             end
             if t == nil and not e.has_target then return args, n, 2, entries end
@@ -2569,7 +2664,8 @@ function M.run(opts)
                     if got ~= false then return "pole reads " .. show(got) end
                 else
                     local x, y, z = unit3(rawget(v, 1), rawget(v, 2), rawget(v, 3))
-                    if type(got) ~= "table" or abs(got[1] - x) > 1e-12 or abs(got[2] - y) > 1e-12 or abs(got[3] - z) > 1e-12 then
+                    if type(got) ~= "table" or abs(got[1] - x) > 1e-12 or abs(got[2] - y) > 1e-12
+                        or abs(got[3] - z) > 1e-12 then
                         return "pole reads " .. show(got)
                     end
                 end
@@ -2616,7 +2712,9 @@ function M.run(opts)
         local p, dim = call.args[1], e.dim
         if not e.parent then
             for d = 1, dim do
-                if not same(s.base[d], rawget(p, d) + 0.0) then return fmt("base coordinate %d reads %s", d, show(s.base[d])) end
+                if not same(s.base[d], rawget(p, d) + 0.0) then
+                    return fmt("base coordinate %d reads %s", d, show(s.base[d]))
+                end
             end
         end
         if b then
@@ -2653,7 +2751,8 @@ function M.run(opts)
                 event("set_points(positions())")
                 for k = 1, #b.pos do
                     if abs(s.pos[k] - b.pos[k]) > 1e-9 * scale then
-                        return fmt("set_points(positions()) moved position value %d from %s to %s", k, show(b.pos[k]), show(s.pos[k]))
+                        return fmt("set_points(positions()) moved position value %d from %s to %s",
+                            k, show(b.pos[k]), show(s.pos[k]))
                     end
                 end
             end
@@ -2687,7 +2786,8 @@ function M.run(opts)
             for k = 1, #b.pos do scale = max(scale, abs(b.pos[k])) end
             for k = 1, #b.pos do
                 if abs(s.pos[k] - b.pos[k]) > 1e-9 * scale then
-                    return fmt("setting the pose it read moved position value %d from %s to %s", k, show(b.pos[k]), show(s.pos[k]))
+                    return fmt("setting the pose it read moved position value %d from %s to %s",
+                        k, show(b.pos[k]), show(s.pos[k]))
                 end
             end
         end
@@ -2696,7 +2796,9 @@ function M.run(opts)
     -- While the known bug is there: a 2D chain whose tip bone has length 0, solved by a
     -- solver that leaves the joints as the truth.
     local function zero_tip_bug(e, solver)
-        if not (bugs.orient_zero_tip_2d and e.dim == 2 and (solver == "fabrik" or solver == "relax")) then return false end
+        if not (bugs.orient_zero_tip_2d and e.dim == 2 and (solver == "fabrik" or solver == "relax")) then
+            return false
+        end
         -- length 0, or too short for the rounding of the joints to show its direction
         local scale = 0
         for d = 1, 2 do scale = max(scale, abs(e.target and e.target[d] or 0)) end
@@ -2742,7 +2844,8 @@ function M.run(opts)
             if d > abs(l1 - l2) + 1e-6 * scale and d < l1 + l2 - 1e-6 * scale then
                 event("two-bone solve within its ring")
                 if not (distance <= 1e-9 * scale) then
-                    return fmt("a two-bone solve of a target within its ring, but the tip is %s from it", show(distance))
+                    return fmt("a two-bone solve of a target within its ring, but the tip is %s from it",
+                        show(distance))
                 end
             end
         end
@@ -2820,11 +2923,14 @@ function M.run(opts)
             if out_d ~= nil and not (is_finite(rawget(out_d, k)) and rawget(out_d, k) >= 0) then
                 return fmt("distances[%d] is %s", k, show(rawget(out_d, k)))
             end
-            if out_i ~= nil and not (is_whole(rawget(out_i, k)) and rawget(out_i, k) >= 0 and rawget(out_i, k) <= st.iterations) then
+            local it = out_i and rawget(out_i, k)
+            if out_i ~= nil and not (is_whole(it) and it >= 0 and it <= st.iterations) then
                 return fmt("iterations[%d] is %s", k, show(rawget(out_i, k)))
             end
         end
-        if out_r ~= nil and trues ~= ret[1] then return fmt("reached_count %d, but %d reached", ret[1], trues) end
+        if out_r ~= nil and trues ~= ret[1] then
+            return fmt("reached_count %d, but %d reached", ret[1], trues)
+        end
         local alone = independent(entries, count)
         for k = 1, count do
             local e = entries[k]
@@ -2833,7 +2939,8 @@ function M.run(opts)
             if why then return fmt("chain %d: %s", k, why) end
             if alone then
                 if out_r ~= nil and out_d ~= nil and out_i ~= nil then
-                    why = check_solve_result({ rawget(out_r, k), rawget(out_d, k), rawget(out_i, k) }, s, e, s.st.solver, 0,
+                    local got = { rawget(out_r, k), rawget(out_d, k), rawget(out_i, k) }
+                    why = check_solve_result(got, s, e, s.st.solver, 0,
                         zero_tip_bug(e, s.st.solver))
                 end
                 if not why and call.before[e] and not e.limited_any then
@@ -2856,7 +2963,8 @@ function M.run(opts)
                 local got = pack(clone:solve(unpack(t, 1, targets ~= nil and dim or 0)))
                 for x, out in ipairs({ out_r, out_d, out_i }) do
                     if out ~= nil and not same(rawget(out, k), got[x]) then
-                        return fmt("chain %d: result %d is %s, its own solve gives %s", k, x, show(rawget(out, k)), show(got[x]))
+                        return fmt("chain %d: result %d is %s, its own solve gives %s",
+                            k, x, show(rawget(out, k)), show(got[x]))
                     end
                 end
                 local why = diff(call.after[e], snapshot(clone), without(ALL, "parent"))
@@ -2871,7 +2979,9 @@ function M.run(opts)
         serial = serial + 1
         local rec = { g = g, id = serial, entries = call.entries, dim = call.entries[1].dim, tree = {},
             settings = { solver = "fabrik", iterations = 64, tolerance = 1e-3, angle_tolerance = 1e-3 } }
-        for k, e in ipairs(rec.entries) do rec.tree[k] = { parent = e.parent, joint = e.joint, last_joint = e.last_joint } end
+        for k, e in ipairs(rec.entries) do
+            rec.tree[k] = { parent = e.parent, joint = e.joint, last_joint = e.last_joint }
+        end
         rig_of[g] = rec
         event(#rec.entries > 1 and "rig of several chains made" or "rig of one chain made")
         if opts.trace then opts.trace(0, "      made " .. describe_rig(rec)) end
@@ -2882,7 +2992,9 @@ function M.run(opts)
     end
     POST.rig_tostring = function(call, ret)
         local k = #call.rig.entries
-        if ret[1] ~= fmt("ik.rig(%d chain%s)", k, k == 1 and "" or "s") then return "returned " .. show(ret[1]) end
+        if ret[1] ~= fmt("ik.rig(%d chain%s)", k, k == 1 and "" or "s") then
+            return "returned " .. show(ret[1])
+        end
     end
     POST.rig_chain = function(call, ret)
         if not (ret.n == 1 and rawequal(ret[1], call.rig.entries[call.args[1]].c)) then
@@ -2891,7 +3003,9 @@ function M.run(opts)
     end
     local function rig_settings_are(t, model)
         for _, k in ipairs(RIG_KEYS) do
-            if not same(rawget(t, k), model[k]) then return fmt("settings().%s is %s, %s expected", k, show(rawget(t, k)), show(model[k])) end
+            if not same(rawget(t, k), model[k]) then
+                return fmt("settings().%s is %s, %s expected", k, show(rawget(t, k)), show(model[k]))
+            end
         end
     end
     POST.rig_configure = function(call, ret)
@@ -2915,7 +3029,9 @@ function M.run(opts)
         local g = call.rig
         local st = g.settings
         local reached, d, it = ret[1], ret[2], ret[3]
-        if ret.n ~= 3 or type(reached) ~= "boolean" then return "returned " .. ret.n .. " values, or reached not a boolean" end
+        if ret.n ~= 3 or type(reached) ~= "boolean" then
+            return "returned " .. ret.n .. " values, or reached not a boolean"
+        end
         if not (is_finite(d) and d >= 0) then return "max_distance is " .. show(d) end
         if not (is_whole(it) and it >= 0 and it <= st.iterations) then return "iterations is " .. show(it) end
         local inside, goal_below = {}, {}
@@ -2935,7 +3051,9 @@ function M.run(opts)
         if #g.entries > 1 then event("rig solve of several chains") end
         if #g.entries > 64 then event("rig solve of more than 64 chains") end
         if goals == 0 then
-            if not (reached == true and d == 0 and it == 0) then return "no goal, but it returned " .. fmt("%s, %s, %s", tostring(reached), show(d), show(it)) end
+            if not (reached == true and d == 0 and it == 0) then
+                return "no goal, but it returned " .. fmt("%s, %s, %s", tostring(reached), show(d), show(it))
+            end
             for _, e in ipairs(g.entries) do
                 local b = call.before[e]
                 local why = b and diff(b, call.after[e], ALL)
@@ -2957,7 +3075,8 @@ function M.run(opts)
                 if why then return describe_entry(e) .. ": " .. why end
                 -- nothing holds its tip bone: it takes its orientation goal
                 if oe and not e.limited_any and s.st.max_turn == huge and oe > 1e-9 then
-                    return fmt("%s: the tip bone is %s off its orientation goal after the rig solve", describe_entry(e), show(oe))
+                    return fmt("%s: the tip bone is %s off its orientation goal after the rig solve",
+                        describe_entry(e), show(oe))
                 end
             end
             if b then
@@ -2972,12 +3091,15 @@ function M.run(opts)
                     local why
                     if s.st.max_turn < huge then
                         for k = 1, #b.pose do
-                            if abs(b.pose[k] - s.pose[k]) > 1e-12 then why = fmt("pose[%d]: %s, then %s", k, show(b.pose[k]), show(s.pose[k])) end
+                            if abs(b.pose[k] - s.pose[k]) > 1e-12 then why = fmt("pose[%d]: %s, then %s",
+                                k, show(b.pose[k]), show(s.pose[k])) end
                         end
                     else
                         why = diff(b, s, { "pose" })
                     end
-                    if why then return describe_entry(e) .. " has no goal below it, but its pose changed: " .. why end
+                    if why then
+                        return describe_entry(e) .. " has no goal below it, but its pose changed: " .. why
+                    end
                 end
                 if not e.limited_any then
                     local why = check_max_turn(b, s, s.st.max_turn)
@@ -2992,7 +3114,8 @@ function M.run(opts)
             return fmt("reached, with max_distance %s and a tip bone %s off its goal", show(d), show(oriented_worst))
         end
         if not reached and d <= st.tolerance and oriented_worst < st.angle_tolerance - 1e-9 then
-            return fmt("not reached, with max_distance %s and the tip bones within %s of their goals", show(d), show(oriented_worst))
+            return fmt("not reached, with max_distance %s and the tip bones within %s of their goals",
+                show(d), show(oriented_worst))
         end
     end
 
@@ -3213,7 +3336,8 @@ function M.run(opts)
             end
         end
         if bugs.relax_one_bone_oriented and call.bad == nil then
-            if op.special == "solve" and relaxes_one_bone_oriented(call.entry, op.solver or call.entry.c:settings().solver) then
+            local e = call.entry
+            if op.special == "solve" and relaxes_one_bone_oriented(e, op.solver or e.c:settings().solver) then
                 return true
             end
             if op.special == "solve_many" then
@@ -3326,7 +3450,8 @@ function M.run(opts)
         if call.syntax == "method" or call.syntax == "len" or call.syntax == "tostring" then
             ok, ret = pcall(caller(op, call.syntax), call.self, unpack(args, 1, n))
         elseif call.syntax == "field" then
-            ok, ret = pcall(caller(op, "field"), op.self == "rig" and rig_methods or methods, call.self, unpack(args, 1, n))
+            local m = op.self == "rig" and rig_methods or methods
+            ok, ret = pcall(caller(op, "field"), m, call.self, unpack(args, 1, n))
         else
             ok, ret = pcall(caller(op, "module"), ik, unpack(args, 1, n))
         end
@@ -3410,14 +3535,19 @@ function M.run(opts)
                     local want = {}
                     for d = 1, op.creates do want[d] = args[1 + d] ~= nil and args[1 + d] + 0.0 or 0.0 end
                     for d = 1, op.creates do
-                        if not why and not same(s.base[d], want[d]) then why = fmt("base coordinate %d is %s", d, show(s.base[d])) end
+                        if not why and not same(s.base[d], want[d]) then
+                            why = fmt("base coordinate %d is %s", d, show(s.base[d]))
+                        end
                     end
-                    if not why and op.creates == 2 and adist(s.base[3], args[4] ~= nil and wrap(args[4] + 0.0) or 0) > 1e-12 then
+                    local angle = args[4] ~= nil and wrap(args[4] + 0.0) or 0
+                    if not why and op.creates == 2 and adist(s.base[3], angle) > 1e-12 then
                         why = "base angle is " .. show(s.base[3])
                     end
                     if not why and op.creates == 3 then
                         local q = args[5] ~= nil and { qunit(args[5], args[6], args[7], args[8]) } or { 1, 0, 0, 0 }
-                        if not qsame({ s.base[4], s.base[5], s.base[6], s.base[7] }, q, 1e-12) then why = "base rotation is not the one given" end
+                        if not qsame({ s.base[4], s.base[5], s.base[6], s.base[7] }, q, 1e-12) then
+                            why = "base rotation is not the one given"
+                        end
                     end
                     if not why then add_chain(e) end
                 end
