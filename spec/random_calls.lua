@@ -327,6 +327,7 @@ KINDS.coord = {
 KINDS.nonneg = {
     gen = function(r, ctx, bad)
         if not bad and r.chance(0.1) then return -r.unit() end -- negative: bad
+        if not bad and r.chance(0.1) then return 0 end -- a weight that keeps a joint still
         return number_value(r, bad, function() return r.unit() * r.pick(SCALES) * 2 end)
     end,
     check = function(v)
@@ -2822,7 +2823,23 @@ function M.run(opts)
             why = diff(b, s, { "pose" })
             if why then return "mix is 0, but the pose changed: " .. why end
         end
-        if why or solver == "aim" or e.has_orient or st.mix ~= 1 or st.max_turn ~= huge then return why end
+        if why or st.mix ~= 1 or st.max_turn ~= huge then return why end
+        if solver == "aim" then
+            -- a joint of weight 0 keeps its bone still: bone i's local pose as it was
+            for i = 1, e.n do
+                if b and s.w[i] == 0 then
+                    event("aim with a joint of weight 0")
+                    local per = e.dim == 2 and 1 or 4
+                    for k = per * (i - 1) + 1, per * i do
+                        if not same(b.pose[k], s.pose[k]) then
+                            return fmt("aim turned bone %d, whose joint has weight 0", i)
+                        end
+                    end
+                end
+            end
+            return nil
+        end
+        if e.has_orient then return nil end
         -- what nothing holds must happen: a stretch reaches its target; the two-bone solve
         -- reaches a target within its ring
         local dim, pos, t = e.dim, s.pos, e.target
