@@ -1440,7 +1440,8 @@ function M.uncovered(ik)
     end
     local missing = {}
     for k, v in pairs(ik) do
-        if type(v) == "function" and not known["ik." .. k] then missing[#missing + 1] = "ik." .. k end
+        -- (names starting with _ are the module's own: ik._ffi hands LuaJIT's FFI side the core)
+        if type(v) == "function" and k:sub(1, 1) ~= "_" and not known["ik." .. k] then missing[#missing + 1] = "ik." .. k end
     end
     local chain_mt = getmt(ik.chain2d({ 1 }))
     local rig_mt = getmt(ik.rig({ ik.chain2d({ 1 }) }))
@@ -2035,8 +2036,8 @@ function M.run(opts)
         end
         -- the oracle: absent optional slots are fine, present ones are checked
         local bad
-        -- (checked first, it is chain2d's: lua_settop(L, 5) before it, so only argument 5)
-        if no_more and no_more_first then bad = first_not_nil(args, no_more, min(n, no_more)) end
+        -- (checked first, it is chain2d's: every argument from 5 on)
+        if no_more and no_more_first then bad = first_not_nil(args, no_more, n) end
         for _, slot in ipairs(layout) do
             if bad then break end
             if not (slot.optional and args[slot.pos] == nil) then
@@ -3528,7 +3529,7 @@ function M.run(opts)
                 e.last_joint = args[2] -- what detach leaves in the core (see M.KNOWN_BUGS)
                 if e.dim == 2 then
                     -- the turn the core keeps is (cos, sin) of the angle as given
-                    e.offset = args[3] ~= nil and atan2(sin(args[3]), cos(args[3])) or 0
+                    e.offset = args[3] ~= nil and wrap(args[3]) or 0
                 else
                     e.offset = args[3] ~= nil and { qunit(args[3], args[4], args[5], args[6]) } or { 1, 0, 0, 0 }
                 end

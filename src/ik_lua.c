@@ -369,8 +369,8 @@ static int new_chain(lua_State *L, int dim)
     int n, k, rotated = 0;
     ik_chain *chain;
     void *block;
-    lua_settop(L, dim == 2 ? 5 : 9); /* the scratch and the chain go above the arguments */
     if (dim == 2) check_no_more(L, 5, "no value expected (chain2d takes lengths, x, y, angle)");
+    lua_settop(L, dim == 2 ? 5 : 9); /* the scratch and the chain go above the arguments */
     lengths = read_lengths(L, 1, stack, &n);
     for (k = 0; k < 2; k++) base[k] = opt_coord(L, 2 + k);
     if (dim == 2) {
