@@ -20,8 +20,11 @@
 #   make test-asan       the specs under Lua 5.4 with the module built with ASan and UBSan
 #   make test-valgrind   the specs under Lua 5.4 run by valgrind's memcheck
 #   make test-tsan       the C threads test (spec/c/threads_test.c) under ThreadSanitizer
+#   make test-arm64      the batch test (spec/c/batch_test.c) for arm64, NEON lanes and none,
+#                        under qemu
 #   make determinism     a fixed workload's every result, bit for bit the same from Lua 5.4
-#                        and LuaJIT, -O0 and -O2, gcc and clang builds (build/det/)
+#                        and LuaJIT, -O0 and -O2, gcc and clang, AVX2, SSE2 and no-lanes
+#                        builds (build/det/)
 #   make deps     installs the Debian packages the above need (as root), or says how
 #   make love     the interactive LÖVE demo (demo/love/), with the LuaJIT module copied into it
 #   make love-screenshot  docs/love-demo.png: the LÖVE demo rendered under xvfb-run
@@ -62,7 +65,7 @@ FUZZ_TIME   ?= 60
 FUZZ_BIN    := $(FUZZERS:%=build/fuzz/fuzz_%)
 REPLAY_BIN  := $(FUZZERS:%=build/replay/fuzz_%)
 
-.PHONY: all lib amalgamation luajit test test-asan test-valgrind test-tsan determinism demo readme-picture deps bench \
+.PHONY: all lib amalgamation luajit test test-asan test-valgrind test-tsan test-arm64 determinism demo readme-picture deps bench \
         bench-instr bench-spine fuzz-lua fuzz clang-deps clean rock-leftovers love love-screenshot
 
 all: ik/core.so libik.a build/examples/solve
@@ -134,6 +137,20 @@ build/tests/batch_sse2: spec/c/batch_test.c $(CORE_SRC) $(CORE_HDR)
 build/tests/batch_scalar: spec/c/batch_test.c $(CORE_SRC) $(CORE_HDR)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -DIK_NO_LANES -Isrc $< $(CORE_SRC) -o $@ -lm
+
+# The batch on arm64 (NEON lanes, and none), cross-compiled and run under qemu: the same
+# bits as the single solves there, and the same iteration count as on x86-64.
+ARM_CC ?= aarch64-linux-gnu-gcc
+build/arm64/batch build/arm64/batch_scalar: spec/c/batch_test.c $(CORE_SRC) $(CORE_HDR)
+	@mkdir -p $(@D)
+	$(ARM_CC) $(CSTD) $(OPT) $(WARN) $(FP_FLAGS) $(if $(findstring scalar,$@),-DIK_NO_LANES) -static -Isrc \
+	    $< $(CORE_SRC) -o $@ -lm
+
+test-arm64:
+	@sh tools/deps.sh gcc-aarch64-linux-gnu qemu-user
+	@$(MAKE) --no-print-directory build/arm64/batch build/arm64/batch_scalar
+	qemu-aarch64 build/arm64/batch
+	qemu-aarch64 build/arm64/batch_scalar
 
 build/tsan/threads: spec/c/threads_test.c $(CORE_SRC) $(CORE_HDR) | clang-deps
 	@mkdir -p $(@D)
@@ -242,11 +259,14 @@ test-valgrind: deps all
 	@sh spec/run.sh valgrind
 
 # Determinism: builds of the Lua module that must agree bit for bit, each in build/det/NAME/:
-# the VM (lua54, luajit), the compiler (cc, clang) and the optimisation (-O0, -O2, or -O3
-# -march=native, where FMA instructions exist); the first is the reference, `make`'s own.
-DET_VARIANTS := lua54-cc-O2 lua54-cc-O0 lua54-cc-O3-native lua54-clang-O2 luajit-cc-O2 luajit-cc-O0
+# the VM (lua54, luajit), the compiler (cc, clang), the optimisation (-O0, -O2, or -O3
+# -march=native, where FMA instructions exist) and the batch's vector path (-sse2: SSE2 lanes
+# only, -nolanes: none); the first is the reference, `make`'s own.
+DET_VARIANTS := lua54-cc-O2 lua54-cc-O0 lua54-cc-O3-native lua54-clang-O2 lua54-cc-O2-sse2 lua54-cc-O2-nolanes \
+                luajit-cc-O2 luajit-cc-O0
 det_cc  = $(if $(findstring clang,$(1)),$(FUZZ_CC),$(CC))
-det_opt = $(if $(findstring -O0,$(1)),-O0,$(if $(findstring native,$(1)),-O3 -march=native,-O2))
+det_opt = $(if $(findstring -O0,$(1)),-O0,$(if $(findstring native,$(1)),-O3 -march=native,-O2)) \
+          $(if $(findstring -sse2,$(1)),-DIK_NO_AVX2) $(if $(findstring -nolanes,$(1)),-DIK_NO_LANES)
 det_inc = $(if $(findstring luajit,$(1)),$(LUAJIT_INC),$(LUA54_INC))
 
 build/det/%/ik/core.so: $(CORE_SRC) $(BIND_SRC) $(CORE_HDR) $(BIND_HDR) | clang-deps

@@ -916,7 +916,7 @@ static ik_solver setting_solver(lua_State *L)
 {
     size_t len;
     const char *name;
-    ik_solver solver;
+    ik_solver solver = IK_SOLVER_FABRIK; /* luaL_argerror does not return */
     if (lua_type(L, -1) != LUA_TSTRING)
         luaL_argerror(L, 2, lua_pushfstring(L, "solver: string expected, got %s", luaL_typename(L, -1)));
     name = lua_tolstring(L, -1, &len);

@@ -1,6 +1,8 @@
 -- A fixed workload for `make determinism`: every solver on 2D and 3D chains (about 4,000
 -- solves, warm-started one after another, with varied settings, weights, poles and targets:
--- reachable, out of reach, on a joint), ik.solve_many, and 3,000 stateless two-bone solves.
+-- reachable, out of reach, on a joint), ik.solve_many (a crowd of 40 chains alike among
+-- them, which the batch solves in lanes), orientation goals, aiming, mix and max_turn, rigs
+-- (a figure and a spider, FABRIK and relaxation), and 3,000 stateless two-bone solves.
 -- It prints every result and every final pose as hex floats, one line per call, so two runs
 -- can be compared byte for byte.
 --   lua5.4 tools/determinism.lua                      (from the repository root)
@@ -100,6 +102,7 @@ local function target_for(c, k, reach)
     if k % 7 == 0 then return c:joint(1 + k % (#c + 1)) end -- exactly on a joint
     local scale = (k % 11 == 0) and 3 * reach or 0.8 * reach -- sometimes out of reach
     local x, y, z = bx + uniform(-1, 1) * scale, by + uniform(-1, 1) * scale, bz + uniform(-1, 1) * scale
+    if dim == 2 then return x, y end -- a 2D call refuses a z
     return x, y, z
 end
 
@@ -157,6 +160,98 @@ for k = 1, 100 do
     end
     emit("solve_many", format("%d", k), format("%d", ik.solve_many(list, targets)))
     for j = 1, 4 do emit_pose(list[j]) end
+end
+
+-- ---- a crowd in one call: chains of one bone count side by side (the batch's lanes) ----
+for _, dim in ipairs({ 2, 3 }) do
+    local crowd, lengths = {}, {}
+    for i = 1, 10 do lengths[i] = uniform(0.5, 1.5) end
+    for j = 1, 40 do
+        local c = dim == 2 and ik.chain2d(lengths) or ik.chain3d(lengths)
+        if j % 5 == 0 then c:configure({ tolerance = 0, iterations = 100 }) end
+        random_pose(c)
+        crowd[j] = c
+    end
+    for k = 1, 30 do
+        local targets = {}
+        for j = 1, #crowd do
+            local x, y, z = target_for(crowd[j], k + j, 8)
+            targets[#targets + 1], targets[#targets + 2] = x, y
+            if dim == 3 then targets[#targets + 1] = z end
+        end
+        local reached, distances, iterations = {}, {}, {}
+        emit("crowd", format("%dD %d", dim, k), format("%d", ik.solve_many(crowd, targets, reached, distances, iterations)))
+        for j = 1, #crowd, 3 do
+            emit("  result", format("%d", j), reached[j], distances[j], format("%d", iterations[j]))
+            emit_pose(crowd[j])
+        end
+    end
+end
+
+-- ---- goals: orientation goals, aiming, mix and max_turn ----
+for _, dim in ipairs({ 2, 3 }) do
+    for v, solver in ipairs({ "fabrik", "ccd", "relax" }) do
+        local lengths = {}
+        for i = 1, 5 do lengths[i] = uniform(0.3, 1.2) end
+        local c = dim == 2 and ik.chain2d(lengths) or ik.chain3d(lengths)
+        c:configure({ solver = solver, mix = v == 2 and 0.5 or 1, max_turn = v == 3 and 0.2 or math.huge })
+        for k = 1, 40 do
+            local x, y, z = target_for(c, k, 4)
+            if dim == 2 then c:set_target_angle(uniform(-3, 3)) else
+                c:set_target_rotation(uniform(-1, 1), uniform(-1, 1), uniform(-1, 1), uniform(-1, 1))
+            end
+            local reached, distance, iterations, angle = c:solve(x, y, z)
+            emit("oriented", format("%dD %s %d", dim, solver, k), reached, distance, format("%d", iterations), angle)
+            emit_pose(c)
+            if k % 2 == 0 then c:clear_target() end
+            reached, distance, iterations = c:solve_aim(target_for(c, k + 3, 4))
+            emit("aim", format("%dD %s %d", dim, solver, k), reached, distance, format("%d", iterations))
+            emit_pose(c)
+        end
+    end
+end
+
+-- ---- rigs: a figure and a spider, both rig solvers ----
+local function figure(dim)
+    local make = dim == 2 and ik.chain2d or ik.chain3d
+    local spine = make({ 0.5, 0.5, 0.4 })
+    local limbs = { make({ 0.6, 0.5 }), make({ 0.6, 0.5 }), make({ 0.3 }), make({ 0.9, 0.8 }), make({ 0.9, 0.8 }) }
+    local at = { 4, 4, 4, 1, 1 } -- joints count from 1: the spine's top, and its base
+    for j, limb in ipairs(limbs) do limb:attach(spine, at[j]) end
+    local list = { spine }
+    for j, limb in ipairs(limbs) do list[j + 1] = limb end
+    return list, { 2, 3, 5, 6 }
+end
+local function spider(dim)
+    local make = dim == 2 and ik.chain2d or ik.chain3d
+    local body = make({ 0.6 })
+    local list = { body }
+    for j = 1, 8 do
+        local leg = make({ 0.5, 0.6, 0.7 })
+        leg:attach(body, 1 + j % 2)
+        list[#list + 1] = leg
+    end
+    local goals = {}
+    for j = 2, 9 do goals[#goals + 1] = j end
+    return list, goals
+end
+for _, dim in ipairs({ 2, 3 }) do
+    for _, build in ipairs({ figure, spider }) do
+        for _, solver in ipairs({ "fabrik", "relax" }) do
+            local list, goals = build(dim)
+            local rig = ik.rig(list)
+            rig:configure({ solver = solver, iterations = 60 })
+            for k = 1, 12 do
+                for _, g in ipairs(goals) do
+                    local x, y, z = target_for(list[g], k + g, 3)
+                    if dim == 2 then list[g]:set_target(x, y) else list[g]:set_target(x, y, z) end
+                end
+                local reached, distance, iterations = rig:solve()
+                emit("rig", format("%dD %s %d %d", dim, solver, #list, k), reached, distance, format("%d", iterations))
+                for _, c in ipairs(list) do emit_pose(c) end
+            end
+        end
+    end
 end
 
 out[#out + 1] = ""
