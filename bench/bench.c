@@ -310,17 +310,6 @@ typedef struct bench_case {
     double tb_tolerance;
 } bench_case;
 
-static void get_pose(ik_chain *c, double *pose)
-{
-    int i, n = ik_chain_count(c);
-    for (i = 0; i < n; i++) {
-        if (ik_chain_dim(c) == 2)
-            ik_chain2d_angle(c, i, pose + i);
-        else
-            ik_chain3d_rotation(c, i, pose + 4 * i);
-    }
-}
-
 static void configure(ik_chain *c, ik_solver solver, int iterations, double tolerance, int escape)
 {
     ik_settings s = ik_default_settings();
@@ -653,6 +642,7 @@ static stats latency(run_fn run)
 
 typedef struct batch_ctx {
     ik_chain *chains[BATCH];
+    double lengths[BATCH_BONES];
     double *start; /* BATCH start poses */
     double *targets[2]; /* equal work, defaults: rounds of BATCH 2D targets each */
     int equal; /* which set the runs use */
@@ -661,14 +651,20 @@ typedef struct batch_ctx {
 } batch_ctx;
 
 /*
- * Round by round, each chain's target is the tip of a random pose; for equal work, one on
- * which that chain's FABRIK runs all EQUAL_ITERATIONS from where the last round left it
- * (as equal_targets does for one chain).
+ * Round by round, each chain's target is the tip of a random pose (drawn on a scratch chain
+ * of the same lengths); for equal work, one on which that chain's FABRIK runs all
+ * EQUAL_ITERATIONS from where the last round left it (as equal_targets does for one chain).
+ * A candidate that stops early is dropped, and the chain replays its rounds so far from its
+ * start pose: that puts it back bit for bit, where setting its angles back would not (a
+ * solve leaves the joints as the truth; angles read back and set again rebuild them a few
+ * ulps apart, and the timed solves would then not run all their iterations).
  */
 static void batch_targets(batch_ctx *b, int equal)
 {
-    double pose[BATCH_BONES], saved[BATCH_BONES], tip[3];
-    int k, r;
+    double pose[BATCH_BONES], tip[3];
+    int k, r, q;
+    ik_chain *scratch = ik_chain2d_create(BATCH_BONES, b->lengths, NULL);
+    if (!scratch) exit(1);
     for (k = 0; k < BATCH; k++) {
         if (equal) configure_equal(b->chains[k], IK_SOLVER_FABRIK);
         set_pose(b->chains[k], b->start + k * BATCH_BONES);
@@ -678,22 +674,24 @@ static void batch_targets(batch_ctx *b, int equal)
             double *t = b->targets[equal] + 2 * ((size_t)r * BATCH + (size_t)k);
             for (;;) {
                 ik_result res;
-                get_pose(b->chains[k], saved);
-                random_tip(b->chains[k], pose, tip);
-                set_pose(b->chains[k], saved);
+                random_tip(scratch, pose, tip);
                 t[0] = tip[0], t[1] = tip[1];
                 if (!equal) break;
                 ik_chain_solve(b->chains[k], t, &res);
                 if (res.iterations == EQUAL_ITERATIONS) break;
-                set_pose(b->chains[k], saved);
+                set_pose(b->chains[k], b->start + k * BATCH_BONES);
+                for (q = 0; q < r; q++)
+                    ik_chain_solve(b->chains[k], b->targets[equal] + 2 * ((size_t)q * BATCH + (size_t)k),
+                                   &res);
             }
         }
     }
+    ik_chain_destroy(scratch);
 }
 
 static void batch_init(batch_ctx *b)
 {
-    double lengths[BATCH_BONES];
+    double *lengths = b->lengths;
     int k, i;
     ik_status st;
     seed = SEED;

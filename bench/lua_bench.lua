@@ -76,11 +76,6 @@ local function set_pose(chain, pose)
   for i = 1, #chain do chain:set_angle(i, pose[i]) end
 end
 
-local function get_pose(chain, pose)
-  for i = 1, #chain do pose[i] = chain:angle(i) end
-  return pose
-end
-
 -- Plain joints x, y from the module chain's current pose.
 local function points_of(chain, x, y)
   for i = 1, #chain + 1 do x[i], y[i] = chain:joint(i) end
@@ -106,8 +101,10 @@ end
 -- exactly on the target (FABRIK often does within 10 iterations), so a candidate is kept
 -- only if all four solves (module FABRIK and CCD, plain FABRIK and CCD, each on its own
 -- chain, in order, every SEGMENT-th from the start pose as in the timed runs) run all
--- ITERATIONS; otherwise every chain goes back to its pose before it (2D angles come back
--- exactly).
+-- ITERATIONS; otherwise every chain goes back to its state before it: the plain joints copied
+-- back, the module chains replaced by clones taken before the candidate (setting the angles
+-- back would not do: a solve leaves the joints as the truth, and angles read back and set
+-- again rebuild them a few ulps apart, so the next solves would differ from the timed ones).
 seed = 12345
 local lengths = {}
 for i = 1, BONES do lengths[i] = 0.5 + random() end
@@ -132,7 +129,7 @@ do
     end
     set_pose(scratch, random_pose(pose))
     local x, y = scratch:effector()
-    get_pose(fab, saved[1]); get_pose(ccd, saved[2])
+    saved[1], saved[2] = fab:clone(), ccd:clone()
     copy(fx, saved[3]); copy(fy, saved[4]); copy(cx, saved[5]); copy(cy, saved[6])
     local _, _, i1 = fab:solve(x, y)
     local _, _, i2 = ccd:solve(x, y)
@@ -141,7 +138,7 @@ do
     if i1 == ITERATIONS and i2 == ITERATIONS and i3 == ITERATIONS and i4 == ITERATIONS then
       tx[#tx + 1], ty[#ty + 1] = x, y
     else
-      set_pose(fab, saved[1]); set_pose(ccd, saved[2])
+      fab, ccd = saved[1], saved[2]
       copy(saved[3], fx); copy(saved[4], fy); copy(saved[5], cx); copy(saved[6], cy)
     end
   end
@@ -232,11 +229,12 @@ end
 -- ---- batches: 64 chains of 10 bones ----
 
 -- Each chain's own start pose and, round by round, a target on which both the module and
--- the plain FABRIK run all ITERATIONS from where the last round left them.
+-- the plain FABRIK run all ITERATIONS from where the last round left them (a candidate that
+-- fails puts both back as above: the plain joints copied, the chain replaced by a clone).
 local batch_chains, batch_x, batch_y, batch_start, batch_targets = {}, {}, {}, {}, {}
 local ROUNDS = math.floor(EQUAL_TARGETS / BATCH)
 do
-  local pose, saved, sx, sy = {}, {}, {}, {}
+  local pose, sx, sy = {}, {}, {}
   for c = 1, BATCH do
     batch_chains[c] = ik.chain2d(lengths):configure(EQUAL)
     batch_start[c] = random_pose({})
@@ -251,14 +249,17 @@ do
       while true do
         set_pose(scratch, random_pose(pose))
         local px, py = scratch:effector()
-        get_pose(chain, saved); copy(x, sx); copy(y, sy)
+        local saved = chain:clone()
+        copy(x, sx); copy(y, sy)
         local _, _, i1 = chain:solve(px, py)
         local _, i2 = plain.fabrik(x, y, lengths, BONES, px, py, ITERATIONS, 0)
         if i1 == ITERATIONS and i2 == ITERATIONS then
           t[2 * c - 1], t[2 * c] = px, py
           break
         end
-        set_pose(chain, saved); copy(sx, x); copy(sy, y)
+        chain = saved
+        batch_chains[c] = chain
+        copy(sx, x); copy(sy, y)
       end
     end
     batch_targets[r] = t
