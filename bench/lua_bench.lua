@@ -1,8 +1,8 @@
 -- The Lua half of `make bench`: the module's solves called from Lua against FABRIK and CCD
 -- in plain Lua (bench/plain.lua), on the same targets in the same process; chains of 1, 2,
--- 3 and 10 bones and batches of 64 tracking a moving target; the binding's share, the frame
--- budget, bytes per chain and garbage per solve; at the end, the figures against the goals
--- of the performance issue.
+-- 3 and 10 bones and batches of 64 tracking a moving target; rigs (bench/rigs.lua); the
+-- binding's share, the frame budget, bytes per chain and garbage per solve; at the end,
+-- the figures against the goals of the performance issue.
 --   lua5.4 bench/lua_bench.lua                                  (from the repository root)
 --   IK_CPATH="build/luajit/?.so" luajit bench/lua_bench.lua
 --   lua5.4 bench/lua_bench.lua --calls N      N calls of a solve with nothing to do, for
@@ -716,6 +716,89 @@ for _, row in ipairs(short_rows) do
   goal_rows[row[1]] = r
 end
 
+-- ---- rigs ----
+
+-- bench/rigs.lua's humanoid and spider, as bench/bench.c's rig table times them through the C
+-- API, with the same numbers drawn in the same order: the reached and iterations columns
+-- agree with its. The unit of work is a window: RIG_WINDOW frames of the animation from its
+-- first pose (tracking), or RIG_TRIALS goal sets each from the straight pose (straight);
+-- every run does whole windows. The set-up (the goals set with set_target; for straight,
+-- every chain straightened with one set_angles / set_rotations; for tracking, the first pose
+-- at each window's start) is timed alone and taken off.
+local rigs = require("rigs")
+local RIG_PERIOD, RIG_WINDOW, RIG_TRIALS, RIG_STRAIGHT_ITERATIONS = 1000, 250, 50, 100
+
+local function rig_runner(chains, rig, dim, anim, sets, straight, solve)
+  local solves, iterations, reached = 0, 0, 0
+  local function reset() solves, iterations, reached = 0, 0, 0 end
+  local function run(count)
+    for _ = 1, count do
+      if not straight then rigs.animate(chains, dim, anim, 0) end
+      for k = 1, #sets do
+        if straight then rigs.straighten(chains, dim) end
+        rigs.set_goals(chains, dim, sets[k])
+        if solve then
+          local ok, _, its = rig:solve()
+          iterations = iterations + its
+          if ok then reached = reached + 1 end
+        end
+      end
+    end
+    solves = solves + count * #sets
+  end
+  return run, reset, function() return 100 * reached / solves, iterations / solves end
+end
+
+print(string.format([[
+
+== %s: rigs ==
+rig:solve() on the humanoid (6 chains, 13 bones: a 3-bone spine, two 2-bone arms and a
+2-bone neck on its top, two 2-bone legs on its base; about 10 units tall) and the spider (9
+chains, 26 bones: a 2-bone body, eight 3-bone legs on its two joints): bench/rigs.lua, the
+rigs of spec/rigs_spec.lua. tracking: every bone swings smoothly (%d frames a period), the
+limbs' tips are the goals, each frame from the last frame's pose, %d frames from the first
+pose, the rig's defaults (tolerance 1e-3, at most 64 iterations). straight: goals from %d
+random poses of the whole tree, each solved from the straight pose, at most %d iterations.
+ns/solve: per frame or trial, without the set-up (the goals set; for straight every chain
+straightened), which is timed alone and taken off: set-up ns. reached: solves with every
+goal met; iterations: the mean. The same solves as the C bench's rig table.
+]], vm, RIG_PERIOD, RIG_WINDOW, RIG_TRIALS, RIG_STRAIGHT_ITERATIONS))
+print(string.format("%-9s %-4s %-7s %-9s %10s %7s %9s %8s %10s", "rig", "dim", "solver", "start",
+  "ns/solve", "spread", "set-up ns", "reached", "iterations"))
+for _, shape in ipairs({{"humanoid", rigs.humanoid}, {"spider", rigs.spider}}) do
+  for _, dim in ipairs({2, 3}) do
+    local chains = shape[2](dim)
+    local rig = ik.rig(chains)
+    seed = 12345
+    local anim = rigs.animation(uniform, chains, dim)
+    local goal_sets = {{}, {}}
+    for f = 1, RIG_WINDOW do
+      rigs.animate(chains, dim, anim, (f - 1) / RIG_PERIOD)
+      goal_sets[1][f] = rigs.goals(chains, dim)
+    end
+    seed = 12345
+    for k = 1, RIG_TRIALS do
+      rigs.random_pose(uniform, chains, dim)
+      goal_sets[2][k] = rigs.goals(chains, dim)
+    end
+    for start = 1, 2 do
+      local straight = start == 2
+      local sets = goal_sets[start]
+      local setup_run, setup_reset = rig_runner(chains, rig, dim, anim, sets, straight, false)
+      local setup = measure(setup_run, setup_reset)
+      for _, solver in ipairs({"fabrik", "relax"}) do
+        rig:configure({solver = solver, iterations = straight and RIG_STRAIGHT_ITERATIONS or 64})
+        local run, reset, stats = rig_runner(chains, rig, dim, anim, sets, straight, true)
+        local ns, spread = measure(run, reset)
+        local reached, its = stats()
+        print(string.format("%-9s %-4s %-7s %-9s %10.0f %6.1f%% %9.0f %7.1f%% %10.2f", shape[1],
+          dim .. "D", solver, straight and "straight" or "tracking", (ns - setup) / #sets,
+          100 * spread, setup / #sets, reached, its))
+      end
+    end
+  end
+end
+
 -- ---- the binding's share ----
 
 -- The C bench (--binding) times the same calls: the equal-work FABRIK solve (its own
@@ -840,6 +923,17 @@ local garbage_rows = {
   {"ik.solve_many, per chain", function(count)
     for _ = 1, math.ceil(count / BATCH) do ik.solve_many(batch_chains, batch_targets[1]) end
   end},
+  {"rig:solve (humanoid 2D, a goal moved)", (function()
+    local chains = rigs.humanoid(2)
+    local rig = ik.rig(chains):configure({iterations = 2, tolerance = 0})
+    for k = 2, #chains do chains[k]:set_target(chains[k]:effector()) end
+    return function(count)
+      for i = 1, count do
+        chains[2]:set_target(-1 - 0.5 * (i % 2), 3)
+        rig:solve()
+      end
+    end
+  end)()},
   {"joint, effector, angle, positions(t)", function(count)
     for i = 1, count do
       reads:joint(i % BONES + 1); reads:effector(); reads:angle(i % BONES + 1); reads:positions(out)
