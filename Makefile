@@ -7,9 +7,11 @@
 #                 engine host (examples/host/) and the test inside LÖVE (spec/love/)
 #   make demo     the headless demo: a table of solves and SVG pictures in demo/out/
 #   make readme-picture   the same, and docs/demo.svg (the picture in the README)
-#   make bench    figures: ns per solve in C (bench/bench.c), each solver's success rate
-#                 and mean iterations (bench/rates.lua); the module from Lua 5.4 and LuaJIT
-#                 against plain Lua (bench/lua_bench.lua, bench/plain.lua)
+#   make bench    figures: ns per solve and per rig solve in C (bench/bench.c); the module
+#                 from Lua 5.4 and LuaJIT against plain Lua, rigs, and the performance
+#                 goals (bench/lua_bench.lua, bench/plain.lua, bench/rigs.lua); success rates
+#                 and mean iterations of the solvers, orientation goals, aiming and rigs
+#                 (bench/rates.lua)
 #   make bench-instr  instructions per solve under valgrind's callgrind (bench/instr.sh)
 #   make bench-spine SPINE=dir  the module against Spine's Lua IK constraint (apply1, apply2)
 #                 under Lua 5.4 and LuaJIT (bench/spine.lua); dir: the spine-lua directory of

@@ -11,6 +11,9 @@
  *                                     two_bone2d, fabrik3d, ccd3d, relax3d, textbook2d,
  *                                     textbook3d) and nothing else timed: the callgrind
  *                                     driver of `make bench-instr` (bench/instr.sh)
+ *   build/bench/bench --tables LIST   only the tables listed, comma-separated: equal (and
+ *                                     the limit, which needs it), tolerance, batch, rigs,
+ *                                     memory
  *
  * A benchmark, not a test: it prints figures and never fails on a time. Every figure is the
  * median of REPS runs, each of at least MIN_NS of solves; "spread" is (max - min) / median
@@ -309,17 +312,6 @@ typedef struct bench_case {
     int tb_iterations;
     double tb_tolerance;
 } bench_case;
-
-static void get_pose(ik_chain *c, double *pose)
-{
-    int i, n = ik_chain_count(c);
-    for (i = 0; i < n; i++) {
-        if (ik_chain_dim(c) == 2)
-            ik_chain2d_angle(c, i, pose + i);
-        else
-            ik_chain3d_rotation(c, i, pose + 4 * i);
-    }
-}
 
 static void configure(ik_chain *c, ik_solver solver, int iterations, double tolerance, int escape)
 {
@@ -653,6 +645,7 @@ static stats latency(run_fn run)
 
 typedef struct batch_ctx {
     ik_chain *chains[BATCH];
+    double lengths[BATCH_BONES];
     double *start; /* BATCH start poses */
     double *targets[2]; /* equal work, defaults: rounds of BATCH 2D targets each */
     int equal; /* which set the runs use */
@@ -661,14 +654,20 @@ typedef struct batch_ctx {
 } batch_ctx;
 
 /*
- * Round by round, each chain's target is the tip of a random pose; for equal work, one on
- * which that chain's FABRIK runs all EQUAL_ITERATIONS from where the last round left it
- * (as equal_targets does for one chain).
+ * Round by round, each chain's target is the tip of a random pose (drawn on a scratch chain
+ * of the same lengths); for equal work, one on which that chain's FABRIK runs all
+ * EQUAL_ITERATIONS from where the last round left it (as equal_targets does for one chain).
+ * A candidate that stops early is dropped, and the chain replays its rounds so far from its
+ * start pose: that puts it back bit for bit, where setting its angles back would not (a
+ * solve leaves the joints as the truth; angles read back and set again rebuild them a few
+ * ulps apart, and the timed solves would then not run all their iterations).
  */
 static void batch_targets(batch_ctx *b, int equal)
 {
-    double pose[BATCH_BONES], saved[BATCH_BONES], tip[3];
-    int k, r;
+    double pose[BATCH_BONES], tip[3];
+    int k, r, q;
+    ik_chain *scratch = ik_chain2d_create(BATCH_BONES, b->lengths, NULL);
+    if (!scratch) exit(1);
     for (k = 0; k < BATCH; k++) {
         if (equal) configure_equal(b->chains[k], IK_SOLVER_FABRIK);
         set_pose(b->chains[k], b->start + k * BATCH_BONES);
@@ -678,22 +677,24 @@ static void batch_targets(batch_ctx *b, int equal)
             double *t = b->targets[equal] + 2 * ((size_t)r * BATCH + (size_t)k);
             for (;;) {
                 ik_result res;
-                get_pose(b->chains[k], saved);
-                random_tip(b->chains[k], pose, tip);
-                set_pose(b->chains[k], saved);
+                random_tip(scratch, pose, tip);
                 t[0] = tip[0], t[1] = tip[1];
                 if (!equal) break;
                 ik_chain_solve(b->chains[k], t, &res);
                 if (res.iterations == EQUAL_ITERATIONS) break;
-                set_pose(b->chains[k], saved);
+                set_pose(b->chains[k], b->start + k * BATCH_BONES);
+                for (q = 0; q < r; q++)
+                    ik_chain_solve(b->chains[k],
+                                   b->targets[equal] + 2 * ((size_t)q * BATCH + (size_t)k), &res);
             }
         }
     }
+    ik_chain_destroy(scratch);
 }
 
 static void batch_init(batch_ctx *b)
 {
-    double lengths[BATCH_BONES];
+    double *lengths = b->lengths;
     int k, i;
     ik_status st;
     seed = SEED;
@@ -764,6 +765,299 @@ static void run_batch_many(void *ctx, long count)
         b->reached += reached;
         if (++b->next == b->rounds) batch_to_start(b);
     }
+}
+
+/* ---- rigs: the humanoid and the spider of spec/rigs_spec.lua ---- */
+
+/*
+ * Built as bench/rigs.lua builds them, with the same numbers drawn in the same order, so
+ * the rig rows of bench/lua_bench.lua time the same solves from Lua (their reached and
+ * iterations columns agree with these). Tracking: every bone swings smoothly (an animation
+ * drawn once), the limbs' tips along that motion are the goals, one frame after another,
+ * each solve from the last frame's pose. Straight: goals from random poses of the whole
+ * tree, each solved from the straight pose. The unit of work is a window: RIG_WINDOW frames
+ * from the animation's first pose, or the RIG_TRIALS straight starts; a run does whole
+ * windows, so every run does the same solves, however many it takes to last MIN_NS.
+ */
+#define RIG_CHAINS 9 /* at most: the spider's body and legs */
+#define RIG_PERIOD 1000 /* frames per period of the tracking animation */
+#define RIG_WINDOW 250 /* the frames of a tracking window: a quarter period */
+#define RIG_TRIALS 50 /* goal sets from random poses, for the straight starts */
+#define RIG_STRAIGHT_ITERATIONS 100
+
+typedef struct rig_ctx {
+    int dim, count; /* chains: the root first, then the limbs, which have the goals */
+    ik_chain *chains[RIG_CHAINS];
+    ik_rig *rig;
+    int straight; /* each solve from the straight pose (else from the last frame's) */
+    int sets; /* goal sets in a window: RIG_WINDOW or RIG_TRIALS */
+    double *goals[2]; /* tracking, straight: sets * (count - 1) * dim */
+    double (*anim)[6]; /* per bone, in chain order: axis x, y, z, amplitude, frequency, phase */
+    long solves, iterations, reached;
+} rig_ctx;
+
+static void axis_angle(double x, double y, double z, double a, double q[4])
+{
+    double s = sin(a / 2), l = sqrt(x * x + y * y + z * z);
+    q[0] = cos(a / 2), q[1] = s * x / l, q[2] = s * y / l, q[3] = s * z / l;
+}
+
+static ik_chain *rig_new_chain(rig_ctx *r, int n, const double *lengths)
+{
+    ik_status st;
+    ik_chain *c =
+        r->dim == 2 ? ik_chain2d_create(n, lengths, &st) : ik_chain3d_create(n, lengths, &st);
+    if (!c) {
+        fprintf(stderr, "bench: rig chain: %s\n", ik_status_string(st));
+        exit(1);
+    }
+    r->chains[r->count++] = c;
+    return c;
+}
+
+/* Hangs chain k on joint j (1-based, as in Lua) of the root, turned by a (3D: about the axis). */
+static void rig_attach(rig_ctx *r, int k, int j, double a, double ax, double ay, double az)
+{
+    ik_status st;
+    if (r->dim == 2) {
+        st = ik_chain2d_attach(r->chains[k], r->chains[0], j - 1, a);
+    } else {
+        double q[4];
+        axis_angle(ax, ay, az, a, q);
+        st = ik_chain3d_attach(r->chains[k], r->chains[0], j - 1, q);
+    }
+    if (st != IK_OK) {
+        fprintf(stderr, "bench: attach: %s\n", ik_status_string(st));
+        exit(1);
+    }
+}
+
+/* A 3-bone spine (the root, up from the hips), two 2-bone arms and a 2-bone neck on its top,
+   two 2-bone legs on its base: about 10 units tall. */
+static void make_humanoid(rig_ctx *r)
+{
+    static const double spine[] = {1.2, 1.2, 1.2}, arms[] = {1.5, 1.4}, legs[] = {2.2, 2.1},
+                        neck[] = {0.5, 0.6};
+    static const double offsets[] = {1.2, -1.2, 3.0, -3.0, 0};
+    static const int joints[] = {4, 4, 1, 1, 4};
+    int k;
+    rig_new_chain(r, 3, spine);
+    rig_new_chain(r, 2, arms), rig_new_chain(r, 2, arms);
+    rig_new_chain(r, 2, legs), rig_new_chain(r, 2, legs);
+    rig_new_chain(r, 2, neck);
+    if (r->dim == 2) {
+        ik_chain2d_set_base(r->chains[0], 0, 0, PI / 2);
+    } else {
+        double q[4], p[3] = {0, 0, 0};
+        axis_angle(0, 0, 1, PI / 2, q);
+        ik_chain3d_set_base(r->chains[0], p, q);
+    }
+    for (k = 1; k < 6; k++) /* Lua's k = 2..6: k % 2 there is (k + 1) % 2 here */
+        rig_attach(r, k, joints[k - 1], offsets[k - 1], 0, 0.3 * ((k + 1) % 2) + 0.1, 1);
+}
+
+/* A 2-bone body (the root) and eight 3-bone legs, four on each body joint. */
+static void make_spider(rig_ctx *r)
+{
+    static const double body[] = {1, 1}, leg[] = {1.2, 1.5, 1.8};
+    int k;
+    rig_new_chain(r, 2, body);
+    for (k = 1; k <= 8; k++) {
+        double a = (k % 2 == 1 ? 1 : -1) * (0.5 + 0.3 * ((k - 1) % 4));
+        rig_new_chain(r, 3, leg);
+        rig_attach(r, k, k <= 4 ? 2 : 3, a, 0.2, 0.1, 1);
+    }
+}
+
+/* 2D local angles in [-1.2, 1.2]; 3D turns by [0, 1.2] about random axes (bench/rigs.lua). */
+static void rig_random_pose(rig_ctx *r)
+{
+    int k, i;
+    for (k = 0; k < r->count; k++) {
+        for (i = 0; i < ik_chain_count(r->chains[k]); i++) {
+            if (r->dim == 2) {
+                ik_chain2d_set_angle(r->chains[k], i, uniform(-1.2, 1.2));
+            } else {
+                double x = uniform(-1, 1), y = uniform(-1, 1), z = uniform(-1, 1), q[4];
+                axis_angle(x, y, z, uniform(0, 1.2), q);
+                ik_chain3d_set_rotation(r->chains[k], i, q);
+            }
+        }
+    }
+}
+
+static void rig_straighten(rig_ctx *r)
+{
+    static const double identity[4] = {1, 0, 0, 0};
+    int k, i;
+    for (k = 0; k < r->count; k++) {
+        for (i = 0; i < ik_chain_count(r->chains[k]); i++) {
+            if (r->dim == 2)
+                ik_chain2d_set_angle(r->chains[k], i, 0);
+            else
+                ik_chain3d_set_rotation(r->chains[k], i, identity);
+        }
+    }
+}
+
+/* The limbs' tips, dim numbers each. */
+static void rig_goals(rig_ctx *r, double *out)
+{
+    int k, d;
+    for (k = 1; k < r->count; k++) {
+        const ik_real *p = ik_chain_positions(r->chains[k]);
+        int n = ik_chain_count(r->chains[k]);
+        for (d = 0; d < r->dim; d++) *out++ = p[r->dim * n + d];
+    }
+}
+
+static void rig_set_goals(rig_ctx *r, const double *goals)
+{
+    int k;
+    for (k = 1; k < r->count; k++)
+        ik_chain_set_target(r->chains[k], goals + (size_t)(k - 1) * r->dim);
+}
+
+static int rig_bones(const rig_ctx *r)
+{
+    int k, bones = 0;
+    for (k = 0; k < r->count; k++) bones += ik_chain_count(r->chains[k]);
+    return bones;
+}
+
+/* Every bone swings by amp * sin(2 pi * freq * t + phase) about its straight pose, t in
+   periods: 2D its local angle, 3D a turn about an axis of its own. */
+static void rig_animation(rig_ctx *r)
+{
+    int b, bones = rig_bones(r);
+    r->anim = (double(*)[6])checked_malloc((size_t)bones * sizeof *r->anim);
+    for (b = 0; b < bones; b++) {
+        double *a = r->anim[b];
+        if (r->dim == 3) {
+            a[0] = uniform(-1, 1);
+            a[1] = uniform(-1, 1);
+            a[2] = uniform(-1, 1);
+        }
+        a[3] = uniform(0.2, 0.8);
+        a[4] = 1 + floor(uniform(0, 3));
+        a[5] = uniform(0, 2 * PI);
+    }
+}
+
+static void rig_animate(rig_ctx *r, double t)
+{
+    int k, i, b = 0;
+    for (k = 0; k < r->count; k++) {
+        for (i = 0; i < ik_chain_count(r->chains[k]); i++, b++) {
+            const double *a = r->anim[b];
+            double angle = a[3] * sin(2 * PI * a[4] * t + a[5]);
+            if (r->dim == 2) {
+                ik_chain2d_set_angle(r->chains[k], i, angle);
+            } else {
+                double q[4];
+                axis_angle(a[0], a[1], a[2], angle, q);
+                ik_chain3d_set_rotation(r->chains[k], i, q);
+            }
+        }
+    }
+}
+
+/* shape 0: the humanoid, 1: the spider. Draws the tracking goals, then the straight ones,
+   each from SEED. */
+static void rig_init(rig_ctx *r, int shape, int dim)
+{
+    size_t per;
+    int f, culprit;
+    ik_status st;
+    memset(r, 0, sizeof *r);
+    r->dim = dim;
+    if (shape == 0)
+        make_humanoid(r);
+    else
+        make_spider(r);
+    r->rig = ik_rig_create(r->chains, r->count, &st, &culprit);
+    if (!r->rig) {
+        fprintf(stderr, "bench: rig: %s (chain %d)\n", ik_status_string(st), culprit);
+        exit(1);
+    }
+    per = (size_t)(r->count - 1) * (size_t)dim;
+    r->goals[0] = (double *)checked_malloc(RIG_WINDOW * per * sizeof(double));
+    r->goals[1] = (double *)checked_malloc(RIG_TRIALS * per * sizeof(double));
+    seed = SEED;
+    rig_animation(r);
+    for (f = 0; f < RIG_WINDOW; f++) {
+        rig_animate(r, (double)f / RIG_PERIOD);
+        rig_goals(r, r->goals[0] + (size_t)f * per);
+    }
+    seed = SEED;
+    for (f = 0; f < RIG_TRIALS; f++) {
+        rig_random_pose(r);
+        rig_goals(r, r->goals[1] + (size_t)f * per);
+    }
+}
+
+static void rig_free(rig_ctx *r)
+{
+    int k;
+    ik_rig_destroy(r->rig);
+    for (k = r->count - 1; k >= 0; k--) ik_chain_detach(r->chains[k]);
+    for (k = 0; k < r->count; k++) ik_chain_destroy(r->chains[k]);
+    free(r->goals[0]);
+    free(r->goals[1]);
+    free(r->anim);
+}
+
+static void rig_configure(rig_ctx *r, ik_solver solver)
+{
+    ik_rig_settings s = ik_rig_default_settings();
+    s.solver = solver;
+    if (r->straight) s.iterations = RIG_STRAIGHT_ITERATIONS;
+    if (ik_rig_configure(r->rig, &s) != IK_OK) exit(1);
+}
+
+static void reset_rig(void *ctx)
+{
+    rig_ctx *r = (rig_ctx *)ctx;
+    r->solves = r->iterations = r->reached = 0;
+}
+
+/* count: windows, each from its start (the animation's first pose); per frame or trial the
+   goals set (after straightening every bone for straight), then the rig solved. */
+static void run_rig(void *ctx, long count)
+{
+    rig_ctx *r = (rig_ctx *)ctx;
+    size_t per = (size_t)(r->count - 1) * (size_t)r->dim;
+    ik_result res;
+    long j;
+    int k;
+    for (j = 0; j < count; j++) {
+        if (!r->straight) rig_animate(r, 0);
+        for (k = 0; k < r->sets; k++) {
+            if (r->straight) rig_straighten(r);
+            rig_set_goals(r, r->goals[r->straight] + (size_t)k * per);
+            ik_rig_solve(r->rig, &res);
+            r->iterations += res.iterations;
+            r->reached += res.reached;
+        }
+    }
+    r->solves += count * r->sets;
+}
+
+/* The same without the solves: the set-up run_rig's figure includes. */
+static void run_rig_setup(void *ctx, long count)
+{
+    rig_ctx *r = (rig_ctx *)ctx;
+    size_t per = (size_t)(r->count - 1) * (size_t)r->dim;
+    long j;
+    int k;
+    for (j = 0; j < count; j++) {
+        if (!r->straight) rig_animate(r, 0);
+        for (k = 0; k < r->sets; k++) {
+            if (r->straight) rig_straighten(r);
+            rig_set_goals(r, r->goals[r->straight] + (size_t)k * per);
+        }
+    }
+    r->solves += count * r->sets;
 }
 
 /* ---- the tables ---- */
@@ -972,6 +1266,52 @@ static void batch_table(void)
     batch_free(&b);
 }
 
+static void rig_table(void)
+{
+    static const char *shapes[] = {"humanoid", "spider"};
+    static const ik_solver rig_solvers[] = {IK_SOLVER_FABRIK, IK_SOLVER_RELAX};
+    int shape, dim, straight, v;
+    printf("\n== C: rigs ==\n"
+           "ik_rig_solve on the humanoid (6 chains, 13 bones: a 3-bone spine, two 2-bone arms\n"
+           "and a 2-bone neck on its top, two 2-bone legs on its base; about 10 units tall) and\n"
+           "the spider (9 chains, 26 bones: a 2-bone body, eight 3-bone legs on its two joints),\n"
+           "the rigs of spec/rigs_spec.lua. tracking: every bone swings smoothly (%d frames a\n"
+           "period), the limbs' tips are the goals, each frame from the last frame's pose, %d\n"
+           "frames from the first pose, the rig's defaults (tolerance 1e-3, at most 64\n"
+           "iterations). straight: goals from %d random poses of the whole tree, each solved from\n"
+           "the straight pose, at most %d iterations. ns/solve: per frame or trial, without the\n"
+           "set-up (the goals set; for straight every bone straightened), which is timed alone\n"
+           "and taken off: set-up ns. reached: solves with every goal met; iterations: the\n"
+           "mean. bench/lua_bench.lua times the same solves from Lua.\n\n",
+           RIG_PERIOD, RIG_WINDOW, RIG_TRIALS, RIG_STRAIGHT_ITERATIONS);
+    printf("%-9s %-4s %-7s %-9s %10s %7s %9s %8s %10s\n", "rig", "dim", "solver", "start",
+           "ns/solve", "spread ", "set-up ns", "reached", "iterations");
+    for (shape = 0; shape < 2; shape++) {
+        for (dim = 2; dim <= 3; dim++) {
+            rig_ctx r;
+            rig_init(&r, shape, dim);
+            for (straight = 0; straight < 2; straight++) {
+                stats setup;
+                r.straight = straight;
+                r.sets = straight ? RIG_TRIALS : RIG_WINDOW;
+                setup = measure(&r, run_rig_setup, reset_rig, 1);
+                for (v = 0; v < 2; v++) {
+                    stats st;
+                    rig_configure(&r, rig_solvers[v]);
+                    st = measure(&r, run_rig, reset_rig, 1);
+                    printf("%-9s %-4s %-7s %-9s %10.0f %7s %9.0f %7.1f%% %10.2f\n", shapes[shape],
+                           dim == 2 ? "2D" : "3D", ik_solver_name(rig_solvers[v]),
+                           straight ? "straight" : "tracking", (st.median - setup.median) / r.sets,
+                           spread(st), setup.median / r.sets,
+                           100.0 * (double)r.reached / (double)r.solves,
+                           (double)r.iterations / (double)r.solves);
+                }
+            }
+            rig_free(&r);
+        }
+    }
+}
+
 static void memory_table(void)
 {
     printf("\n== C: memory ==\n"
@@ -1064,10 +1404,26 @@ static int instr(const char *name, long count)
     return 1;
 }
 
+/* Whether table `name` is wanted: every table without --tables, else those listed. */
+static const char *wanted_tables;
+static int want(const char *name)
+{
+    const char *p = wanted_tables;
+    size_t len = strlen(name);
+    if (!p) return 1;
+    while ((p = strstr(p, name)) != NULL) {
+        if ((p == wanted_tables || p[-1] == ',') && (p[len] == ',' || p[len] == 0)) return 1;
+        p += len;
+    }
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     double t0 = now_ns();
     latencies before, after;
+    memset(&before, 0, sizeof before);
+    memset(&after, 0, sizeof after);
     if (argc >= 2 && strcmp(argv[1], "--binding") == 0) {
         stats solve, reached;
         bench_clock = CLOCK_PROCESS_CPUTIME_ID;
@@ -1077,12 +1433,12 @@ int main(int argc, char **argv)
     }
     if (argc >= 3 && strcmp(argv[1], "--instr") == 0)
         return instr(argv[2], argc >= 4 ? atol(argv[3]) : 1000);
-    if (argc >= 2 && strcmp(argv[1], "--batch") == 0) { /* the batch table alone */
-        batch_table();
-        return 0;
-    }
-    if (argc >= 2) {
-        fprintf(stderr, "usage: bench [--binding | --instr CASE [N] | --batch]\n");
+    if (argc == 3 && strcmp(argv[1], "--tables") == 0) {
+        wanted_tables = argv[2];
+    } else if (argc >= 2) {
+        fprintf(stderr, "usage: bench [--binding | --instr CASE [N] | --tables LIST]\n"
+                        "  LIST: comma-separated, of equal (with the limit), tolerance, batch,\n"
+                        "  rigs, memory\n");
         return 1;
     }
     printf("ik %s, C level (libik.a, the project's flags). ", IK_VERSION);
@@ -1093,13 +1449,16 @@ int main(int argc, char **argv)
            "runs (inflated by the wait).\n",
            REPS, MIN_NS / 1e6, 100 * PREEMPTED, RETRIES);
     print_load();
-    before = measure_latencies();
-    equal_work_table();
-    after = measure_latencies();
-    tolerance_table();
-    limit_table(before, after);
-    batch_table();
-    memory_table();
+    if (want("equal")) {
+        before = measure_latencies();
+        equal_work_table();
+        after = measure_latencies();
+    }
+    if (want("tolerance")) tolerance_table();
+    if (want("equal")) limit_table(before, after);
+    if (want("batch")) batch_table();
+    if (want("rigs")) rig_table();
+    if (want("memory")) memory_table();
     print_load();
     printf("\n(C bench: %.0f s)\n", (now_ns() - t0) / 1e9);
     return 0;
