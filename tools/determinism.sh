@@ -43,8 +43,9 @@ same() {
 
 run "$reference" "$reference"
 echo "determinism: reference $reference: $(grep -c '^solve ' "$dir/$reference.out") chain solves," \
-    "$(grep -c '^solve_many ' "$dir/$reference.out") solve_many, $(grep -c '^two_bone' "$dir/$reference.out")" \
-    "stateless solves; $(wc -c <"$dir/$reference.out") bytes, sha1 $(sha1sum "$dir/$reference.out" | cut -c1-12)"
+    "$(grep -c '^solve_many ' "$dir/$reference.out") solve_many, $(grep -c '^crowd ' "$dir/$reference.out") crowds of 40," \
+    "$(grep -c '^oriented ' "$dir/$reference.out") oriented, $(grep -c '^aim ' "$dir/$reference.out") aiming," \
+    "$(grep -c '^rig ' "$dir/$reference.out") rig solves, $(grep -c '^two_bone' "$dir/$reference.out") stateless solves; $(wc -c <"$dir/$reference.out") bytes, sha1 $(sha1sum "$dir/$reference.out" | cut -c1-12)"
 for variant in "$@"; do
     run "$variant" "$variant"
     if same "$variant"; then
