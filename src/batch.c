@@ -8,8 +8,8 @@
  * Chains of one bone count go in lanes (batch_lanes.h): their joints laid out side by side,
  * coordinate by coordinate, so one vector instruction takes one step of 2 or 4 chains
  * (SSE2 on every x86-64, AVX2 where the processor has it, chosen at run time; NEON on
- * arm64). A chain that is done leaves its lane to the next chain waiting, or to the last
- * lane's chain, so the vectors stay full. Chains that are alone in their bone count, or too
+ * arm64). A chain that is done leaves its lane to the next chain waiting; when none waits,
+ * the chains still going move to the front after the iteration, so the vectors stay full. Chains that are alone in their bone count, or too
  * long for the scratch space (GROUP_REALS on the stack), and builds without vector
  * extensions are interleaved one step of each chain after the other.
  */
@@ -210,8 +210,9 @@ static void run_group(ik_fab *const *queue, int count, int cap, passes_fn passes
     while (g.live < cap && next < count) take(&g, g.live++, queue[next++]);
     for (k = g.live; k % WIDEST; k++) move(&g, 0, k); /* the rest of the last vector */
     while (g.live > 0) {
+        int holes = 0;
         passes(&g);
-        for (k = 0; k < g.live;) {
+        for (k = 0; k < g.live; k++) {
             ik_fab *f = g.fab[k];
             int step = ik_fab_next(f, g.dist[k]);
             if (step == IK_FAB_KICK) { /* the kick works on the chain itself */
@@ -219,13 +220,26 @@ static void run_group(ik_fab *const *queue, int count, int cap, passes_fn passes
                 step = ik_fab_kick(f);
                 take(&g, k, f);
             }
-            if (step != IK_FAB_DONE) {
-                k++;
-                continue;
-            }
+            if (step != IK_FAB_DONE) continue;
             put(&g, k);
-            if (next < count) take(&g, k++, queue[next++]);
-            else if (k < --g.live) move(&g, g.live, k); /* looked at next */
+            if (next < count) {
+                take(&g, k, queue[next++]);
+            } else {
+                g.fab[k] = NULL;
+                holes++;
+            }
+        }
+        /* The lanes still going to the front: the last lanes' chains into the holes. */
+        if (holes > 0) {
+            int hole = 0, last = g.live - 1;
+            for (;;) {
+                while (hole < last && g.fab[hole] != NULL) hole++;
+                while (last > hole && g.fab[last] == NULL) last--;
+                if (hole >= last) break;
+                move(&g, last, hole);
+                g.fab[last] = NULL;
+            }
+            g.live -= holes;
         }
     }
 }

@@ -1171,17 +1171,52 @@ static int chain_solve_aim(lua_State *L) { return solve_with(L, ik_chain_solve_a
 /*
  * ik.solve_many(chains, targets [, reached [, distances [, iterations]]]): targets nil solves
  * each towards its kept goal; the optional tables receive each chain's result. Everything is
- * checked in a first pass, so a rejected call solves nothing; then the chains go to the core
- * in blocks gathered on the C stack (nothing is allocated).
+ * checked in a first pass, so a rejected call solves nothing; that pass also gathers the
+ * first SOLVE_BLOCK chains and their targets on the C stack, and later blocks are read
+ * again when their turn comes (nothing is allocated).
  */
 #define SOLVE_BLOCK 64
+
+/* Chain k (1-based) of the array at argument 1, checked: an ik chain, of chain 1's dimension. */
+static ik_chain *solve_many_chain(lua_State *L, int k, int *dim)
+{
+    ik_chain *chain;
+    lua_rawgeti(L, 1, k);
+    chain = to_chain(L, lua_gettop(L));
+    lua_pop(L, 1); /* the array keeps the userdata alive */
+    if (chain == NULL) luaL_argerror(L, 1, lua_pushfstring(L, "chain %d is not an ik chain", k));
+    if (k == 1) *dim = ik_chain_dim(chain);
+    if (ik_chain_dim(chain) != *dim)
+        luaL_argerror(L, 1, lua_pushfstring(L, "chain %d is %dD, chain 1 is %dD", k, ik_chain_dim(chain), *dim));
+    return chain;
+}
+
+/* What the core would refuse of chain k: a two-bone solver on the wrong bone count, no kept
+   goal when targets is nil. */
+static void solve_many_core_checks(lua_State *L, ik_chain *chain, int k, int dim, int has_targets)
+{
+    if (ik_chain_settings(chain)->solver == IK_SOLVER_TWO_BONE) {
+        ik_real t[4];
+        int has_orientation = 0;
+        if (dim == 2) ik_chain2d_target_angle(chain, t, &has_orientation);
+        else ik_chain3d_target_rotation(chain, t, &has_orientation);
+        if (ik_chain_count(chain) != (has_orientation ? 3 : 2))
+            luaL_argerror(L, 1, lua_pushfstring(L, "chain %d: %s", k, ik_status_string(IK_ERR_NOT_TWO_BONE)));
+    }
+    if (!has_targets) {
+        ik_real t[3];
+        int has;
+        ik_chain_target(chain, t, &has);
+        if (!has) luaL_argerror(L, 2, lua_pushfstring(L, "chain %d keeps no target (give targets)", k));
+    }
+}
 
 static int mod_solve_many(lua_State *L)
 {
     size_t raw_count;
-    int count, dim = 2, k, d, block, reached_count = 0, reached, failed, out;
+    int count, dim = 2, k, block, reached_count = 0, reached, failed, out;
     int has_targets;
-    ik_chain *chain, *chains[SOLVE_BLOCK];
+    ik_chain *chains[SOLVE_BLOCK];
     ik_real targets[SOLVE_BLOCK * MAX_DIM];
     ik_result results[SOLVE_BLOCK];
     ik_status status;
@@ -1196,71 +1231,40 @@ static int mod_solve_many(lua_State *L)
     if (raw_count > INT_MAX / MAX_DIM) luaL_argerror(L, 1, "too many chains");
     count = (int)raw_count;
 
+    /* The first pass: every chain, every target, then what the core would refuse, checked;
+       the first block kept. */
     for (k = 1; k <= count; k++) {
-        lua_rawgeti(L, 1, k);
-        chain = to_chain(L, lua_gettop(L));
-        lua_pop(L, 1); /* the array keeps the userdata alive */
-        if (chain == NULL) luaL_argerror(L, 1, lua_pushfstring(L, "chain %d is not an ik chain", k));
-        if (k == 1) dim = ik_chain_dim(chain);
-        if (ik_chain_dim(chain) != dim)
-            luaL_argerror(L, 1, lua_pushfstring(L, "chain %d is %dD, chain 1 is %dD", k, ik_chain_dim(chain), dim));
+        ik_chain *chain = solve_many_chain(L, k, &dim);
+        if (k <= SOLVE_BLOCK) chains[k - 1] = chain;
     }
     if (has_targets)
         for (k = 1; k <= count * dim; k++) {
             ik_real v = check_element(L, 2, k, "target");
             if (fabs(v) > IK_MAX_COORD)
                 luaL_argerror(L, 2, lua_pushfstring(L, "target %d: %s", k, ik_status_string(IK_ERR_RANGE)));
+            if (k <= SOLVE_BLOCK * dim) targets[k - 1] = v;
         }
-    /* The core's own checks (a chain's solver, a kept goal), for the whole array first. */
-    for (block = 0; block < count; block += SOLVE_BLOCK) {
-        int size = count - block < SOLVE_BLOCK ? count - block : SOLVE_BLOCK;
-        for (k = 0; k < size; k++) {
-            lua_rawgeti(L, 1, block + k + 1);
-            chains[k] = to_chain(L, lua_gettop(L));
-            lua_pop(L, 1);
-            if (ik_chain_settings(chains[k])->solver == IK_SOLVER_TWO_BONE) {
-                ik_real t[4];
-                int has_orientation = 0;
-                if (dim == 2) ik_chain2d_target_angle(chains[k], t, &has_orientation);
-                else ik_chain3d_target_rotation(chains[k], t, &has_orientation);
-                if (ik_chain_count(chains[k]) != (has_orientation ? 3 : 2))
-                    luaL_argerror(L, 1, lua_pushfstring(L, "chain %d: %s", block + k + 1,
-                                                        ik_status_string(IK_ERR_NOT_TWO_BONE)));
-            }
-            if (!has_targets) {
-                int has;
-                ik_chain_target(chains[k], targets, &has);
-                if (!has)
-                    luaL_argerror(L, 2, lua_pushfstring(L, "chain %d keeps no target (give targets)", block + k + 1));
-            }
-        }
-    }
+    for (k = 1; k <= count; k++)
+        solve_many_core_checks(L, k <= SOLVE_BLOCK ? chains[k - 1] : solve_many_chain(L, k, &dim), k, dim, has_targets);
 
     for (block = 0; block < count; block += SOLVE_BLOCK) {
         int size = count - block < SOLVE_BLOCK ? count - block : SOLVE_BLOCK;
-        for (k = 0; k < size; k++) {
-            lua_rawgeti(L, 1, block + k + 1);
-            chains[k] = to_chain(L, lua_gettop(L));
-            lua_pop(L, 1);
-            for (d = 0; d < dim && has_targets; d++)
-                targets[k * dim + d] = check_element(L, 2, (block + k) * dim + d + 1, "target");
+        if (block > 0) { /* read again: checked in the first pass */
+            for (k = 0; k < size; k++) chains[k] = solve_many_chain(L, block + k + 1, &dim);
+            for (k = 0; k < size * dim && has_targets; k++)
+                targets[k] = check_element(L, 2, block * dim + k + 1, "target");
         }
         status = ik_solve_many(chains, size, has_targets ? targets : NULL, &reached, results, &failed);
         if (status != IK_OK) /* unreachable after the first pass */
             luaL_argerror(L, 1, lua_pushfstring(L, "chain %d: %s", block + failed + 1, ik_status_string(status)));
         reached_count += reached;
-        for (k = 0; k < size; k++) {
-            if (!lua_isnil(L, 3)) {
-                lua_pushboolean(L, results[k].reached);
-                lua_rawseti(L, 3, block + k + 1);
-            }
-            if (!lua_isnil(L, 4)) {
-                lua_pushnumber(L, results[k].distance);
-                lua_rawseti(L, 4, block + k + 1);
-            }
-            if (!lua_isnil(L, 5)) {
-                lua_pushinteger(L, results[k].iterations);
-                lua_rawseti(L, 5, block + k + 1);
+        for (out = 3; out <= 5; out++) {
+            if (lua_isnil(L, out)) continue;
+            for (k = 0; k < size; k++) {
+                if (out == 3) lua_pushboolean(L, results[k].reached);
+                else if (out == 4) lua_pushnumber(L, results[k].distance);
+                else lua_pushinteger(L, results[k].iterations);
+                lua_rawseti(L, out, block + k + 1);
             }
         }
     }
