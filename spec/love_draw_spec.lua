@@ -1,7 +1,8 @@
 -- ik.love, the LÖVE debug drawing, outside LÖVE: a stand-in `love.graphics` records every
--- call, so the specs check what is drawn where (bones, joints, the cross, limit arcs), in
--- which colour, that LÖVE's colour and line width are restored, and that a draw allocates
--- nothing. spec/love/ runs the module inside the real LÖVE runtime.
+-- call, so the specs check what is drawn where (bones, joints, the cross, limit arcs; a
+-- rig's chains, goals and orientation ticks), in which colour, that LÖVE's colour and line
+-- width are restored, and that a draw allocates nothing. spec/love/ runs the module inside
+-- the real LÖVE runtime.
 
 local ik = require("ik")
 
@@ -74,6 +75,21 @@ local function with_limits(chain, limits)
             return function(_, ...) return method(chain, ...) end
         end,
     })
+end
+
+local function same_colour(a, b)
+    return a[1] == b[1] and a[2] == b[2] and a[3] == b[3]
+end
+
+-- A small 2D figure as a rig: a 2-bone spine up from (0, 0) (the root), two 2-bone arms on
+-- its top, a 1-bone neck on its top. Returns the rig and its chains.
+local function figure()
+    local spine = ik.chain2d({ 10, 10 }, 0, 0, math.pi / 2)
+    local left, right, neck = ik.chain2d({ 8, 8 }), ik.chain2d({ 8, 8 }), ik.chain2d({ 5 })
+    left:attach(spine, 3, math.pi / 2)
+    right:attach(spine, 3, -math.pi / 2)
+    neck:attach(spine, 3)
+    return ik.rig({ spine, left, right, neck }), { spine, left, right, neck }
 end
 
 describe("ik.love", function()
@@ -233,6 +249,157 @@ describe("ik.love", function()
         assert.is_true(near(a[6], -1.0) and near(a[7], 0.5))
     end)
 
+    it("draws a rig: every chain's bones and joints, in the rig's order, then a cross per goal and a tick per orientation goal", function()
+        local rig, c = figure()
+        c[2]:set_target(-12, 14)
+        c[3]:set_target(12, 14)
+        c[4]:set_target(0, 25)
+        c[4]:set_target_angle(math.pi / 2)
+        rig:solve()
+        local met, goals = ikdraw.rig(rig)
+        assert.are.equal(3, goals)
+        assert.are.equal(3, met)
+        -- 7 bones, 3 crosses of 2 strokes, 1 tick; 4 chains of 3 + 3 + 3 + 2 joints
+        assert.are.equal(7 + 6 + 1, #calls.lines)
+        assert.are.equal(11, #calls.circles)
+        local n = 0
+        for k = 1, 4 do
+            for i = 1, #c[k] do
+                n = n + 1
+                local x1, y1 = c[k]:joint(i)
+                local x2, y2 = c[k]:joint(i + 1)
+                local l = calls.lines[n]
+                assert_point(l[1], l[2], x1, y1, "chain " .. k .. " bone " .. i .. " start")
+                assert_point(l[3], l[4], x2, y2, "chain " .. k .. " bone " .. i .. " end")
+            end
+        end
+        for k = 2, 4 do
+            local tx, ty = c[k]:target()
+            local a, b = calls.lines[n + 1], calls.lines[n + 2]
+            assert_point((a[1] + a[3]) / 2, (a[2] + a[4]) / 2, tx, ty, "chain " .. k .. "'s cross")
+            assert_point((b[1] + b[3]) / 2, (b[2] + b[4]) / 2, tx, ty, "chain " .. k .. "'s cross")
+            n = n + 2
+        end
+        -- the tick: from the neck's goal along its goal angle (pi / 2: +y, screen y down)
+        local tick = calls.lines[n + 1]
+        assert_point(tick[1], tick[2], 0, 25, "the tick's start")
+        assert_point(tick[3], tick[4], 0, 25 + ikdraw.style.tick, "the tick's end")
+        -- the joints: each chain's base filled
+        assert.are.equal("fill", calls.circles[1][1])
+        assert.are.equal("fill", calls.circles[4][1])
+        assert.are.equal("line", calls.circles[3][1])
+    end)
+
+    it("colours each chain of a rig by its own goal: met within the rig's tolerance, missed, no goal (idle)", function()
+        local rig, c = figure()
+        c[2]:set_target(-12, 14)
+        rig:solve()
+        c[3]:set_target(100, 0) -- out of reach (set after the solve: it would pull the spine)
+        local met, goals = ikdraw.rig(rig)
+        assert.are.equal(1, met)
+        assert.are.equal(2, goals)
+        local want = { "idle", "reached", "missed", "idle" }
+        local n = 0
+        for k = 1, 4 do
+            for i = 1, #c[k] do
+                n = n + 1
+                assert.is_true(same_colour(calls.line_colours[n], ikdraw.style[want[k]]), "chain " .. k .. " bone " .. i)
+            end
+        end
+        for stroke = 1, 4 do -- the crosses of chains 2 and 3, two strokes each
+            local k = stroke <= 2 and 2 or 3
+            assert.is_true(same_colour(calls.line_colours[n + stroke], ikdraw.style[want[k]]), "cross stroke " .. stroke)
+        end
+        assert.are.equal(n + 4, #calls.lines)
+
+        -- The rig's tolerance decides: the arm's tip 0.5 from its goal is met at 1, not at 0.1.
+        local x, y = c[2]:effector()
+        c[2]:set_target(x + 0.5, y)
+        rig:configure({ tolerance = 1 })
+        assert.are.equal(1, (ikdraw.rig(rig)))
+        rig:configure({ tolerance = 0.1 })
+        assert.are.equal(0, (ikdraw.rig(rig)))
+    end)
+
+    it("counts an orientation goal as a rig does: the tip in place but its bone turned away is missed, within angle_tolerance met", function()
+        local rig, c = figure()
+        c[4]:set_target(c[4]:effector())
+        local a = c[4]:world_angle(1)
+        c[4]:set_target_angle(a + 0.05)
+        reset()
+        assert.are.same({ 0, 1 }, { ikdraw.rig(rig) })
+        assert.is_true(same_colour(calls.line_colours[7], ikdraw.style.missed))
+        rig:configure({ angle_tolerance = 0.1 })
+        reset()
+        assert.are.same({ 1, 1 }, { ikdraw.rig(rig) })
+        assert.is_true(same_colour(calls.line_colours[7], ikdraw.style.reached))
+        -- and after a solve, met at the default tolerances
+        rig:configure({ angle_tolerance = 1e-3 })
+        c[4]:set_target(2, 24)
+        c[4]:set_target_angle(1.2)
+        assert.is_true((rig:solve()))
+        assert.are.same({ 1, 1 }, { ikdraw.rig(rig) })
+    end)
+
+    it("places a rig by the style (x, y, scale, flip_y, tick); a flipped tick points the other way in y", function()
+        local rig, c = figure()
+        c[4]:set_target(1, 24)
+        c[4]:set_target_angle(0.6)
+        local style = { x = 400, y = 300, scale = 10, flip_y = true, tick = 30 }
+        ikdraw.rig(rig, style)
+        local x1, y1 = c[1]:joint(1)
+        assert_point(calls.lines[1][1], calls.lines[1][2], 400 + 10 * x1, 300 - 10 * y1, "the root's base")
+        local tick = calls.lines[#calls.lines]
+        assert_point(tick[1], tick[2], 410, 60, "the tick's start")
+        assert_point(tick[3], tick[4], 410 + 30 * math.cos(0.6), 60 - 30 * math.sin(0.6), "the tick's end")
+        assert.are.equal(ikdraw.style.radius, calls.circles[1][4])
+    end)
+
+    it("draws a 3D rig projected onto x-y, its orientation tick the goal's +x axis projected", function()
+        local root = ik.chain3d({ 1, 1 })
+        local limb = ik.chain3d({ 1, 1 })
+        limb:attach(root, 3)
+        local rig = ik.rig({ root, limb })
+        limb:set_target(2, 1.5, 0.5)
+        -- a quarter turn about z: +x goes to +y
+        limb:set_target_rotation(math.cos(math.pi / 4), 0, 0, math.sin(math.pi / 4))
+        rig:solve()
+        local met, goals = ikdraw.rig(rig)
+        assert.are.equal(1, goals)
+        assert.are.equal(met == 1, (rig:solve()))
+        assert.are.equal(4 + 2 + 1, #calls.lines)
+        local tick = calls.lines[7]
+        assert_point(tick[1], tick[2], 2, 1.5, "the tick's start")
+        assert_point(tick[3], tick[4], 2, 1.5 + ikdraw.style.tick, "the tick's end")
+        -- a goal rotation with +x along z: a tick of length 0 in the projection
+        limb:set_target_rotation(math.cos(math.pi / 4), 0, -math.sin(math.pi / 4), 0)
+        reset()
+        ikdraw.rig(rig)
+        tick = calls.lines[7]
+        assert_point(tick[3], tick[4], 2, 1.5, "the tick seen end-on")
+    end)
+
+    it("a rig without goals draws its chains idle and no cross, and returns 0, 0", function()
+        local rig = figure()
+        assert.are.same({ 0, 0 }, { ikdraw.rig(rig) })
+        assert.are.equal(7, #calls.lines)
+        for k = 1, 7 do
+            assert.is_true(same_colour(calls.line_colours[k], ikdraw.style.idle))
+        end
+    end)
+
+    it("ikdraw.rig leaves LÖVE's colour and line width as it found them", function()
+        local rig, c = figure()
+        c[2]:set_target(-12, 14)
+        c[4]:set_target_angle(1)
+        c[4]:set_target(0, 25)
+        graphics.setColor(0.1, 0.2, 0.3, 0.4)
+        graphics.setLineWidth(7)
+        ikdraw.rig(rig)
+        assert.are.same({ 0.1, 0.2, 0.3, 0.4 }, calls.colour)
+        assert.are.equal(7, calls.width)
+    end)
+
     it("reuses one positions table per chain, refilled on each call", function()
         local c = ik.chain2d({ 1, 1 })
         local p = ikdraw.positions(c)
@@ -245,16 +412,31 @@ describe("ik.love", function()
         assert.are_not.equal(p, other)
     end)
 
-    it("allocates nothing per draw (20,000 draws of a 2D and a 3D chain with targets, < 1 KB)", function()
+    it("allocates nothing per draw (20,000 draws of a 2D and a 3D chain with targets, a 2D rig and a 3D rig with position and orientation goals, < 1 KB)", function()
         local c2 = ik.chain2d({ 30, 20, 10, 5 }, 100, 100)
         local c3 = ik.chain3d({ 1, 1, 1 })
         c3:solve(1, 1, 1)
         local style = { x = 10, y = 20, scale = 40, flip_y = true }
+        local rig2, f = figure()
+        f[2]:set_target(-12, 14)
+        f[3]:set_target(100, 0)
+        f[4]:set_target(0, 25)
+        f[4]:set_target_angle(1.5)
+        f[2]:set_limit(1, -1, 1)
+        rig2:solve()
+        local root, limb = ik.chain3d({ 1, 1 }), ik.chain3d({ 1, 1 })
+        limb:attach(root, 3)
+        local rig3 = ik.rig({ root, limb })
+        limb:set_target(2, 1.5, 0.5)
+        limb:set_target_rotation(1, 0, 0, 1)
+        rig3:solve()
         calls.counting = true
         local function loop(n)
             for k = 1, n do
                 ikdraw.draw(c2, 50, 60, k % 2 == 0)
                 ikdraw.draw(c3, 1, 1, nil, style)
+                ikdraw.rig(rig2)
+                ikdraw.rig(rig3, style)
             end
         end
         loop(2000)
@@ -267,6 +449,6 @@ describe("ik.love", function()
         local grown = collectgarbage("count") - before
         collectgarbage("restart")
         assert.is_true(grown < 1, string.format("%.2f KB allocated", grown))
-        assert.is_true(calls.line_count > 0 and calls.circle_count > 0)
+        assert.is_true(calls.line_count > 0 and calls.circle_count > 0 and calls.arc_count > 0)
     end)
 end)

@@ -1,7 +1,8 @@
 -- The interactive demo of ik in LÖVE 11: `make love` builds the LuaJIT module, copies it
 -- and the Lua files into demo/love/ik/ (where a game keeps them) and runs `love demo/love`.
 --
--- Five rigs at once, each solved every frame from its last pose (a warm start):
+-- Six rigs at once, each solved every frame from its last pose (a warm start; the spider's
+-- legs from their rest pose):
 --   1 arm       2 bones, the analytic two-bone solve; `b` flips its bend
 --   2 tentacle  10 bones, FABRIK; its target wanders until you drag it
 --   3 rope      16 bones hanging, constraint relaxation with weights rising towards the tip
@@ -10,10 +11,19 @@
 --               too far from its hip's rest spot, then steps along an arc
 --   5 3D        a 3D tentacle (FABRIK) drawn by ik.love in an orthographic x-y projection
 --               (y up, scaled); its target circles in depth (z) as well
--- Drag a cross (or the creature's flag) with the mouse. Keys act on the selected rig (the
--- last one dragged, or 1-5): f c r t pick the solver, [ ] greed, g greed ramp, - = halve or
--- double the iterations, , . tolerance, b the arm's bend; Esc quits. The panel shows each
--- rig's last solve: reached, distance, iterations and microseconds per solve.
+--   6 spider    an ik.rig of nine chains: a 2-bone body (the root; each frame its base
+--               moves, at a limited speed, after the fly that wanders along the ledge) and
+--               eight 3-bone legs attached to it. Each foot's goal stays planted on the
+--               bumpy ledge until the foot is too far from its rest spot under the body;
+--               then it steps along an arc to a spot ahead, the legs in two alternating
+--               groups, so the spider walks. One rig:solve() a frame, the legs starting
+--               from their rest pose (knees up); ikdraw.rig draws it, each leg in the
+--               colour of its own goal
+-- Drag a cross (or the creature's flag, or the spider's fly) with the mouse. Keys act on the
+-- selected rig (the last one dragged, or 1-6): f c r t pick the solver (the spider's rig:
+-- f or r), [ ] greed, g greed ramp, - = halve or double the iterations, , . tolerance, b
+-- the arm's bend; Esc quits. The panel shows each rig's last solve: reached, distance,
+-- iterations and microseconds per solve.
 --
 -- Screen coordinates are pixels, y down. ik's angles are counter-clockwise in a y-up frame,
 -- so on this screen a positive angle turns clockwise.
@@ -68,8 +78,8 @@ local function new_rig(name, about, chains, solver, hx, hy)
 end
 
 -- 1: the arm.
-local arm_chain = ik.chain2d({ 120, 95 }, 210, 330)
-local arm = new_rig("arm", "2 bones, b flips the bend", { arm_chain }, "two_bone", 330, 440)
+local arm_chain = ik.chain2d({ 120, 95 }, 190, 390)
+local arm = new_rig("arm", "2 bones, b flips the bend", { arm_chain }, "two_bone", 310, 480)
 arm.settings.bend = 1
 
 -- 2: the tentacle, rising from the floor (base angle -pi/2 points up on this screen).
@@ -136,11 +146,80 @@ local function screen3d(x, y)
     return VIEW3D.x + x * VIEW3D.scale, VIEW3D.y - y * VIEW3D.scale
 end
 
-local rigs = { arm, tentacle, rope, creature, rig3d }
+-- 6: the spider, a rig on a ledge across the top left. Its body is the root: bone 1 the
+-- abdomen, bone 2 the cephalothorax, its base (the abdomen's rear end) set every frame.
+-- Legs 1-4 hang on joint 2 (the waist) and reach back, legs 5-8 on joint 3 (the front)
+-- and reach forwards, a rear leg the mirror image of a front one. On this y-down screen a
+-- femur's direction -1.45 is steeply up and forwards, -0.5 less steeply; -(pi - a) is the
+-- same, backwards.
+local LEDGE_LEFT, LEDGE_RIGHT = 30, 760
+local function ground(x)
+    return 282 + 9 * sin(x / 47) + 5 * sin(x / 19 + 1.3)
+end
+local SPIDER_BODY = { 44, 22 }
+local SPIDER_LEG = { 58, 78, 58 } -- femur, tibia, tarsus
+local SPIDER_HEIGHT = 62          -- the waist above the ground
+local SPIDER_SPEED = 120          -- pixels per second at most
+local SPIDER_TRIGGER = 26         -- a foot this far from its rest spot steps
+local SPIDER_STEP_TIME = 0.14     -- seconds per step
+local SPIDER_LIFT = 20            -- pixels a foot rises mid-step
+-- Leg k from the rear: its rest spot's x from its hip, and its femur's direction at rest.
+local SPIDER_REST = { -122, -96, -70, -44, 44, 70, 96, 122 }
+local SPIDER_FEMUR = { -(pi - 0.5), -(pi - 0.8), -(pi - 1.1), -(pi - 1.45), -1.45, -1.1, -0.8, -0.5 }
+
+local spider_body = ik.chain2d(SPIDER_BODY, 300 - SPIDER_BODY[1], ground(300) - SPIDER_HEIGHT, 0)
+for i = 1, 2 do
+    spider_body:set_limit(i, -0.15, 0.15) -- the body bends a little for its legs
+end
+local spider_chains = { spider_body }
+local spider_feet = {}
+for k = 1, 8 do
+    local leg = ik.chain2d(SPIDER_LEG)
+    -- The leg's base frame is the body bone's turned by the femur's rest direction.
+    leg:attach(spider_body, k <= 4 and 2 or 3, SPIDER_FEMUR[k])
+    spider_chains[k + 1] = leg
+    -- A foot: planted at (x, y), or stepping from (fx, fy) to (tx, ty), t from 0 to 1. The
+    -- groups alternate along the body: 1, 3, 5, 7 and 2, 4, 6, 8. pose: the leg's angles
+    -- at rest (below).
+    spider_feet[k] = { chain = leg, rest = SPIDER_REST[k], group = k % 2, x = 0, y = 0,
+        stepping = false, fx = 0, fy = 0, tx = 0, ty = 0, t = 0, pose = { 0, 0, 0 } }
+end
+local spider_rig = ik.rig(spider_chains)
+local spider = new_rig("spider", "a rig of 9 chains: 8 legs follow their feet", spider_chains,
+    "fabrik", 520, 150)
+spider.rig = spider_rig
+spider.x = 300                     -- the waist's x, moved towards the fly's
+spider.vx = 0
+spider.tilt = 0
+spider.home_x, spider.phase, spider.wander = 395, 0, true
+spider.stepping = { [0] = 0, [1] = 0 } -- legs of each group in the air
+
+-- Each leg's rest pose, knee up: the femur along its rest direction, the tibia and tarsus
+-- solved by ik.two_bone for the rest spot on level ground, the ankle bent outwards. Every
+-- frame the legs start the rig's solve from it, so each comes out close to it, knee up.
+-- (The legs have no limits: in a rig, limits trap the solve in minima that a chain's own
+-- solve escapes.)
+for k = 1, 8 do
+    local foot, a = spider_feet[k], SPIDER_FEMUR[k]
+    local kx, ky = SPIDER_LEG[1] * cos(a), SPIDER_LEG[1] * sin(a) -- the knee, from the hip
+    local tibia, ankle = ik.two_bone(SPIDER_LEG[2], SPIDER_LEG[3], foot.rest - kx,
+        SPIDER_HEIGHT - ky, foot.rest > 0 and 1 or -1)
+    foot.pose[1], foot.pose[2], foot.pose[3] = 0, tibia - a, ankle
+    foot.chain:set_angles(foot.pose)
+end
+
+local rigs = { arm, tentacle, rope, creature, rig3d, spider }
 local selected = arm
 local message, message_time = nil, 0 -- a line of feedback after a key, for a few seconds
 
 local function configure(rig)
+    if rig.rig then
+        -- A rig has settings of its own (its chains' solver, greed and tolerance are not
+        -- used in a rig's solve): solver fabrik or relax, iterations, tolerance.
+        local s = rig.settings
+        rig.rig:configure({ solver = s.solver, iterations = s.iterations, tolerance = s.tolerance })
+        return
+    end
     for _, chain in ipairs(rig.chains) do
         chain:configure(rig.settings)
     end
@@ -248,6 +327,112 @@ local function update_creature(dt)
     record(c, all_reached, worst, most, spent, 2)
 end
 
+-- The rest spot of a foot: its rest offset from the leg's hip, on the ground.
+local function spider_rest(foot)
+    local hx = foot.chain:joint(1)
+    local x = hx + foot.rest
+    return x, ground(x)
+end
+
+local function spider_start_step(foot)
+    local rx = spider_rest(foot)
+    -- Land ahead of the rest spot in the direction of walking, so the stride is even.
+    local ahead = max(-1, min(1, spider.vx / SPIDER_SPEED)) * 0.6 * SPIDER_TRIGGER
+    foot.stepping, foot.t = true, 0
+    foot.fx, foot.fy = foot.x, foot.y
+    foot.tx = rx + ahead
+    foot.ty = ground(foot.tx)
+    spider.stepping[foot.group] = spider.stepping[foot.group] + 1
+end
+
+local function update_spider(dt)
+    local sp = spider
+    if sp.wander then
+        sp.phase = sp.phase + dt
+        sp.hx = sp.home_x + 230 * sin(0.45 * sp.phase)
+        sp.hy = ground(sp.hx) - 150 + 12 * sin(3.1 * sp.phase)
+    end
+
+    -- The body: its waist towards the fly's x, speed limited and eased, its height and tilt
+    -- from the ground under it.
+    local goal = max(LEDGE_LEFT + 170, min(LEDGE_RIGHT - 170, sp.hx))
+    local want = max(-SPIDER_SPEED, min(SPIDER_SPEED, 3 * (goal - sp.x)))
+    sp.vx = sp.vx + (want - sp.vx) * min(1, 6 * dt)
+    sp.x = sp.x + sp.vx * dt
+    local slope = (ground(sp.x + 60) - ground(sp.x - 60)) / 120
+    sp.tilt = sp.tilt + (max(-0.25, min(0.25, math.atan(slope))) - sp.tilt) * min(1, 5 * dt)
+    local lift = 0
+    for k = 1, 8 do
+        local foot = spider_feet[k]
+        if foot.stepping then
+            lift = max(lift, sin(pi * foot.t))
+        end
+    end
+    local waist_y = (ground(sp.x - 70) + ground(sp.x) + ground(sp.x + 70)) / 3 - SPIDER_HEIGHT
+        - 3 * lift
+    local length = SPIDER_BODY[1]
+    spider_body:set_base(sp.x - length * cos(sp.tilt), waist_y - length * sin(sp.tilt), sp.tilt)
+
+    -- The feet: a group whose foot has strayed too far steps while the other stands; a
+    -- foot strayed much further steps anyway.
+    for g = 0, 1 do
+        if sp.stepping[1 - g] == 0 and sp.stepping[g] == 0 then
+            local go = false
+            for k = 1, 8 do
+                local foot = spider_feet[k]
+                if foot.group == g and abs(foot.x - spider_rest(foot)) > SPIDER_TRIGGER then
+                    go = true
+                end
+            end
+            if go then
+                for k = 1, 8 do
+                    local foot = spider_feet[k]
+                    if foot.group == g and abs(foot.x - spider_rest(foot)) > 0.3 * SPIDER_TRIGGER then
+                        spider_start_step(foot)
+                    end
+                end
+            end
+        end
+    end
+    for k = 1, 8 do
+        local foot = spider_feet[k]
+        if not foot.stepping and abs(foot.x - spider_rest(foot)) > 2.5 * SPIDER_TRIGGER then
+            spider_start_step(foot)
+        end
+        if foot.stepping then
+            foot.t = min(1, foot.t + dt / SPIDER_STEP_TIME)
+            local s = foot.t
+            local e = s * s * (3 - 2 * s)
+            foot.x = foot.fx + (foot.tx - foot.fx) * e
+            foot.y = foot.fy + (foot.ty - foot.fy) * e - SPIDER_LIFT * sin(pi * s)
+            if foot.t >= 1 then
+                foot.stepping = false
+                sp.stepping[foot.group] = sp.stepping[foot.group] - 1
+            end
+        end
+        foot.chain:set_target(foot.x, foot.y)
+    end
+
+    for k = 1, 8 do
+        spider_feet[k].chain:set_angles(spider_feet[k].pose)
+    end
+    local started = getTime()
+    local reached, distance, iterations = spider_rig:solve()
+    record(sp, reached, distance, iterations, getTime() - started, 1)
+end
+
+-- Every foot on its rest spot, and the legs solved there: the spider as it starts.
+local function spider_stand()
+    spider_body:set_base(spider.x - SPIDER_BODY[1], ground(spider.x) - SPIDER_HEIGHT, 0)
+    for k = 1, 8 do
+        local foot = spider_feet[k]
+        foot.x, foot.y = spider_rest(foot)
+        foot.chain:set_target(foot.x, foot.y)
+    end
+    spider_rig:solve()
+end
+spider_stand()
+
 local function update_3d(dt)
     local r = rig3d
     r.phase = r.phase + dt
@@ -270,6 +455,7 @@ local function update(dt)
     solve_one(tentacle, tentacle.hx, tentacle.hy)
     solve_one(rope, rope.hx, rope.hy)
     update_creature(dt)
+    update_spider(dt)
     if message and clock - message_time > 4 then
         message = nil
     end
@@ -300,7 +486,7 @@ function love.mousepressed(x, y, button)
     dragging = handle_at(x, y)
     if dragging then
         selected = dragging
-        if dragging == tentacle or dragging == rig3d then
+        if dragging == tentacle or dragging == rig3d or dragging == spider then
             dragging.wander = false
         elseif dragging == creature then
             creature.dragging = true
@@ -332,6 +518,11 @@ function love.mousereleased(_, _, button)
         elseif dragging == rig3d then
             rig3d.home_x, rig3d.home_y = rig3d.wx, rig3d.wy
             rig3d.phase, rig3d.wander = 0, true
+        elseif dragging == spider then
+            -- It wanders along the ledge again from where it was let go.
+            spider.home_x = max(LEDGE_LEFT + 230, min(LEDGE_RIGHT - 230, spider.hx))
+            spider.phase = math.asin(max(-1, min(1, (spider.hx - spider.home_x) / 230))) / 0.45
+            spider.wander = true
         elseif dragging == creature then
             creature.dragging = false
         end
@@ -349,6 +540,10 @@ end
 -- Applies a change to the selected rig's settings; configure rejects a bad one (a two-bone
 -- solve on a chain of more bones) and changes nothing, so the old value is put back.
 local function change(key, value)
+    if selected.rig and (key == "greed" or key == "greed_ramp") then
+        say(selected.name .. ": a rig has no greed (it solves by FABRIK or relaxation)")
+        return
+    end
     local settings = selected.settings
     local old = settings[key]
     settings[key] = value
@@ -399,6 +594,7 @@ local DIM = { 0.55, 0.57, 0.63 }
 local ACCENT = { 1.00, 0.82, 0.35 }
 
 local tentacle_style = { width = 4, radius = 3 }
+local spider_style = { width = 3, radius = 2.5, cross = 4, limits = false }
 local leg_style = { width = 5, radius = 4 }
 
 local function draw_handle_ring(rig)
@@ -443,10 +639,69 @@ local function draw_creature()
     lg.circle("fill", c.x + 32 * c.facing, c.body_y - 6, 2.5)
 end
 
+-- The ledge: a strip of ground made once (a triangle strip along the bumps), its edge a line.
+local ledge_mesh, ledge_edge
+local function make_ledge()
+    local vertices, edge = {}, {}
+    for x = LEDGE_LEFT, LEDGE_RIGHT, 10 do
+        local y = ground(x)
+        vertices[#vertices + 1] = { x, y }
+        vertices[#vertices + 1] = { x, y + 26 }
+        edge[#edge + 1] = x
+        edge[#edge + 1] = y
+    end
+    ledge_mesh = lg.newMesh(vertices, "strip", "static")
+    ledge_edge = edge
+end
+
+local function draw_spider()
+    local sp = spider
+    lg.setColor(0.22, 0.24, 0.29)
+    lg.draw(ledge_mesh)
+    lg.setColor(0.32, 0.35, 0.42)
+    lg.setLineWidth(2)
+    lg.line(ledge_edge)
+
+    -- The fly it follows.
+    lg.setColor(0.75, 0.85, 1.0, 0.45)
+    lg.ellipse("fill", sp.hx - 4, sp.hy - 5, 6, 3)
+    lg.ellipse("fill", sp.hx + 4, sp.hy - 5, 6, 3)
+    lg.setColor(ACCENT)
+    lg.circle("fill", sp.hx, sp.hy, 4)
+
+    ikdraw.rig(spider_rig, spider_style)
+
+    -- The body over the legs' roots: the abdomen and the cephalothorax, each an ellipse
+    -- along its bone, and the eyes at the front.
+    for i = 1, 2 do
+        local x1, y1 = spider_body:joint(i)
+        local x2, y2 = spider_body:joint(i + 1)
+        lg.push()
+        lg.translate((x1 + x2) / 2, (y1 + y2) / 2)
+        lg.rotate(spider_body:world_angle(i))
+        if i == 1 then
+            lg.setColor(0.36, 0.30, 0.52)
+            lg.ellipse("fill", -6, 0, 32, 21)
+            lg.setColor(0.46, 0.40, 0.66)
+            lg.ellipse("fill", -10, -6, 14, 7)
+        else
+            lg.setColor(0.42, 0.36, 0.60)
+            lg.ellipse("fill", 2, 0, 19, 14)
+            lg.setColor(0.95, 0.95, 0.98)
+            lg.circle("fill", 14, -6, 4)
+            lg.circle("fill", 8, -8, 3)
+            lg.setColor(0.1, 0.1, 0.12)
+            lg.circle("fill", 15, -6, 2)
+            lg.circle("fill", 9, -8, 1.5)
+        end
+        lg.pop()
+    end
+end
+
 local function draw_panel()
-    local x0, y0 = 20, 536
+    local x0, y0 = 20, 515
     lg.setColor(0, 0, 0, 0.35)
-    lg.rectangle("fill", x0 - 10, y0 - 10, 440, 174, 6, 6)
+    lg.rectangle("fill", x0 - 10, y0 - 10, 440, 195, 6, 6)
     lg.setFont(small)
     local columns = { 0, 100, 178, 240, 320, 370 }
     local head = { "rig", "solver", "reached", "distance", "iters", "µs/solve" }
@@ -472,14 +727,19 @@ local function draw_help()
     local s = selected.settings
     lg.setFont(font)
     lg.setColor(TEXT)
-    lg.print("drag the crosses and the flag   1-5 pick a rig   f c r t solver   [ ] greed   "
-        .. "g greed ramp   - = iterations   , . tolerance   b flip the arm's bend   Esc quit",
+    lg.print("drag the crosses, the flag and the fly   1-6 pick a rig   f c r t solver   [ ] greed   "
+        .. "g ramp   - = iterations   , . tolerance   b arm's bend   Esc quit",
         20, 14)
     lg.setColor(ACCENT)
-    lg.print(string.format("%s (%s): %s, iterations %d, tolerance %g %s, greed %.2f, ramp %s%s",
-        selected.name, selected.about, s.solver, s.iterations, s.tolerance,
-        selected == rig3d and "m" or "px", s.greed, s.greed_ramp and "on" or "off",
-        selected == arm and (", bend " .. s.bend) or ""), 20, 38)
+    if selected.rig then
+        lg.print(string.format("%s (%s): rig:solve() by %s, iterations %d, tolerance %g px",
+            selected.name, selected.about, s.solver, s.iterations, s.tolerance), 20, 38)
+    else
+        lg.print(string.format("%s (%s): %s, iterations %d, tolerance %g %s, greed %.2f, ramp %s%s",
+            selected.name, selected.about, s.solver, s.iterations, s.tolerance,
+            selected == rig3d and "m" or "px", s.greed, s.greed_ramp and "on" or "off",
+            selected == arm and (", bend " .. s.bend) or ""), 20, 38)
+    end
     lg.setFont(small)
     lg.setColor(DIM)
     lg.print("y is down: a positive angle turns clockwise on screen", 20, 62)
@@ -500,6 +760,7 @@ function love.draw()
     draw_rope_weights()
     ikdraw.draw(rope_chain, rope.hx, rope.hy, rope.reached)
     draw_creature()
+    draw_spider()
     -- The 3D tentacle: its floor (y = 0) edge-on, then the chain projected onto x-y.
     lg.setColor(0.22, 0.24, 0.29)
     lg.setLineWidth(2)
@@ -511,11 +772,12 @@ function love.draw()
 
     lg.setFont(small)
     lg.setColor(DIM)
-    lg.print("1 arm", 170, 300)
+    lg.print("1 arm", 150, 364)
     lg.print("2 tentacle", 490, 660)
     lg.print("3 rope", 840, 96)
     lg.print("4 creature", 1150, 660)
     lg.print("5 3D, seen along z", VIEW3D.x - 150, VIEW3D.y + 8)
+    lg.print("6 spider", LEDGE_LEFT + 6, ground(LEDGE_LEFT) + 30)
 
     draw_panel()
     draw_help()
@@ -534,11 +796,14 @@ function love.load(args)
     font = lg.newFont(15)
     small = lg.newFont(13)
     lg.setLineStyle("smooth")
+    make_ledge()
 
     if screenshot_path then
         -- A fixed pose: the arm's and the rope's targets placed by hand, then 2.2 seconds
-        -- of fixed steps (the tentacles wander; the creature is mid-stride to its flag).
-        arm.hx, arm.hy = 300, 455
+        -- of fixed steps (the tentacles wander; the creature is mid-stride to its flag; the
+        -- spider walks after its fly).
+        arm.hx, arm.hy = 300, 470
+        selected = spider -- the help line shows the rig's settings
         rope.hx, rope.hy = 985, 395 -- out of reach: the rope pulled taut, "missed"
         for _ = 1, 132 do
             update(FIXED_DT)

@@ -1,6 +1,6 @@
 /*
  * host.c - an engine that embeds Lua 5.4 and has ik compiled into its own executable: the
- * core (src/chain.c, two_bone.c, ccd.c, fabrik.c, relax.c) and the binding (src/ik_lua.c)
+ * core (src/chain.c ... src/rig.c, the Makefile's CORE_SRC) and the binding (src/ik_lua.c)
  * are built with the host, so there is no shared object to find at run time. Registering
  * the module is one call, luaL_requiref(L, "ik.core", luaopen_ik_core, 0); the Lua side,
  * lua/ik/init.lua, becomes module "ik" through package.preload, the way an engine serves
@@ -13,8 +13,8 @@
  * -DIK_INIT_LUA=\"path\" to load it from elsewhere).
  *
  * The rig script returns a table with
- *   update(dt)  called every frame with dt = 1/60; returns how many chains reached their
- *               targets; fills rig.bones, a flat array x, y, angle per 2D bone, which the
+ *   update(dt)  called every frame with dt = 1/60; returns how many of its solves reached
+ *               their goals (a rig's solve counts once); fills rig.bones, a flat array x, y, angle per 2D bone, which the
  *               host copies into its own bone array, as an engine hands poses to its
  *               renderer;
  *   summary()   called once at the end; returns ok (a boolean) and a line of text.
@@ -194,7 +194,7 @@ int main(int argc, char **argv)
            IK_VERSION);
     lua_pop(L, 2);
     printf("rig: %s\n", lua_tostring(L, -1));
-    printf("frames: %d, %d bones copied per frame, %ld chains reached in all, %.1f us per "
+    printf("frames: %d, %d bones copied per frame, %ld solves reached in all, %.1f us per "
            "update, Lua heap grew %.2f KB over the last %d frames\n",
            frames, bone_count, reached, 1e6 * (double)spent / CLOCKS_PER_SEC / frames, kb_grown,
            frames - WARM_UP_FRAMES);

@@ -1,4 +1,4 @@
--- ik.love: debug drawing of ik chains in LÖVE 11, one call per chain.
+-- ik.love: debug drawing of ik chains and rigs in LÖVE 11, one call per chain or rig.
 --
 --   local ik = require("ik")
 --   local ikdraw = require("ik.love")
@@ -14,19 +14,29 @@
 --
 -- ikdraw.draw(chain [, tx, ty [, reached [, style]]])
 --   Draws a 2D or 3D chain: its bones as lines, its joints as circles (the base filled), the
---   target (tx, ty), if given, as a cross, and each joint's limit as an arc (2D, once chains
---   have limits: see ikdraw.limits). The bones and the cross take the colour of `reached`,
+--   target (tx, ty), if given, as a cross, and each joint's limit as an arc (2D chains with
+--   limits: see ikdraw.limits). The bones and the cross take the colour of `reached`,
 --   the first result of the solve: style.reached (true), style.missed (false) or style.idle
 --   (nil: not known). A 3D chain is drawn in an orthographic projection onto its x-y plane
 --   (z is dropped); pass the target's x and y. Leaves LÖVE's colour and line width as it
 --   found them. Returns nothing.
+-- ikdraw.rig(rig [, style])
+--   Draws every chain of an ik.rig as ikdraw.draw does (bones, joints, limit arcs), each in
+--   the colour of its own goal: style.reached when its tip is within the rig's tolerance of
+--   the goal (and, with an orientation goal, its tip bone within the rig's angle_tolerance
+--   of it: what rig:solve counts as reached), style.missed when not, style.idle for a chain
+--   without a goal (carried, or bent only for the chains below it). Then, on top, each goal
+--   as a cross in its chain's colour, and each orientation goal (set_target_angle,
+--   set_target_rotation) as a tick from the goal point along the direction the tip bone
+--   should point, style.tick pixels long (3D: that direction projected onto x-y, so shorter
+--   when it leans out of the plane). Reads the goals and tolerances from the rig and its
+--   chains at every call. Returns the number of goals met and the number of goals.
 -- ikdraw.target(x, y [, reached [, style]])
 --   Only the cross, in the same colours.
 -- ikdraw.limits(chain [, style])
 --   Only the limit arcs: for each bone i of a 2D chain for which chain:limit(i) returns
 --   min, max, an arc around joint i from the parent bone's world angle + min to + max. A
---   no-op for chains without a `limit` method (today's chains), for 3D chains, and with
---   style.limits == false.
+--   no-op for objects without a `limit` method, for 3D chains, and with style.limits == false.
 -- ikdraw.positions(chain)
 --   The chain's joint positions, {x1, y1, [z1,] x2, ...}, in a table kept for that chain
 --   and refilled on every call (so do not keep it across frames expecting it to stay put).
@@ -38,6 +48,7 @@
 --     flip_y    true for a y-up chain: screen y = y - chain y * scale (default false)
 --     width     bone line width in pixels (2); radius: joint circle radius in pixels (4)
 --     cross     half the size of the target cross in pixels (7)
+--     tick      length of a rig's orientation-goal tick in pixels (16)
 --     limits    false skips the limit arcs (default true)
 --     reached, missed, idle, joint, limit   colours {r, g, b [, a]}, components 0..1
 --
@@ -45,10 +56,11 @@
 -- chain's angles are counter-clockwise in a y-up frame, so on LÖVE's y-down screen a positive
 -- angle turns clockwise. With flip_y, a chain in a y-up world is drawn the right way up.
 --
--- Nothing is allocated per frame: each chain's positions table is made once and kept in a
--- weak-keyed cache (it goes when the chain does), and no closure or string is built in a
--- draw. LÖVE is looked up at call time, so this file can be required before love.graphics
--- exists (or outside LÖVE, by tests that provide their own `love`).
+-- Nothing is allocated per frame: each chain's positions table, and each rig's settings and
+-- per-chain states, are made once and kept in weak-keyed caches (they go when the chain or
+-- rig does), and no closure or string is built in a draw. LÖVE is looked up at call time,
+-- so this file can be required before love.graphics exists (or outside LÖVE, by tests that
+-- provide their own `love`).
 
 local M = {}
 
@@ -60,6 +72,7 @@ M.style = {
     width = 2,
     radius = 4,
     cross = 7,
+    tick = 16,
     limits = true,
     reached = { 0.30, 0.85, 0.40, 1 }, -- green
     missed = { 0.95, 0.55, 0.20, 1 },  -- orange
@@ -180,12 +193,10 @@ function M.limits(chain, style)
     lg.setLineWidth(width)
 end
 
-function M.draw(chain, tx, ty, reached, style)
-    style = style or DEFAULT
+-- The chain's limit arcs, bones (in `colour`) and joints, in screen coordinates; sets the
+-- colour and line width itself and restores neither.
+local function chain_body(chain, style, colour)
     local lg = love.graphics
-    local r, g, b, a = lg.getColor()
-    local width = lg.getLineWidth()
-
     local p = M.positions(chain)
     local stride = chain:dim() -- 3D: x, y, z per joint; the projection keeps x and y
     local joints = chain:count() + 1
@@ -193,8 +204,6 @@ function M.draw(chain, tx, ty, reached, style)
     lg.setLineWidth(1)
     limit_arcs(chain, style, p)
 
-    -- The bones, then the target, in the colour of the result.
-    local colour = state_colour(style, reached)
     set_colour(colour)
     lg.setLineWidth(get(style, "width"))
     local px, py = to_screen(style, p[1], p[2])
@@ -203,9 +212,6 @@ function M.draw(chain, tx, ty, reached, style)
         local qx, qy = to_screen(style, p[k + 1], p[k + 2])
         lg.line(px, py, qx, qy)
         px, py = qx, qy
-    end
-    if tx ~= nil and ty ~= nil then
-        cross(style, tx, ty)
     end
 
     -- The joints on top of the bones: the base, which never moves, filled.
@@ -217,9 +223,149 @@ function M.draw(chain, tx, ty, reached, style)
         local sx, sy = to_screen(style, p[k + 1], p[k + 2])
         lg.circle(j == 1 and "fill" or "line", sx, sy, radius)
     end
+end
+
+function M.draw(chain, tx, ty, reached, style)
+    style = style or DEFAULT
+    local lg = love.graphics
+    local r, g, b, a = lg.getColor()
+    local width = lg.getLineWidth()
+
+    local colour = state_colour(style, reached)
+    chain_body(chain, style, colour)
+    if tx ~= nil and ty ~= nil then
+        -- The target on top, in the colour of the result.
+        set_colour(colour)
+        lg.setLineWidth(get(style, "width"))
+        cross(style, tx, ty)
+    end
 
     lg.setColor(r, g, b, a)
     lg.setLineWidth(width)
+end
+
+-- ---------------------------------------------------------------------------------------
+-- Rigs.
+
+-- rig -> what ikdraw.rig keeps for it: its settings (refilled by rig:settings on every
+-- call) and each chain's state this frame (true, false; nil: the chain has no goal).
+-- Weak keys, as for the chains.
+local rig_cache = setmetatable({}, { __mode = "k" })
+
+local function rig_scratch(rig)
+    local t = rig_cache[rig]
+    if t == nil then
+        t = { settings = {}, state = {} }
+        rig_cache[rig] = t
+    end
+    return t
+end
+
+local function wrap(a)
+    return (a + math.pi) % TWO_PI - math.pi
+end
+
+-- A chain's goal met as rig:solve counts it: the tip within `tolerance` of the position
+-- goal and, with an orientation goal, the tip bone within `angle_tolerance` of it. nil when
+-- the chain has no goal.
+local function goal_met(chain, tolerance, angle_tolerance)
+    local n = chain:count()
+    local ex, ey, ez = chain:effector()
+    if chain:dim() == 2 then
+        local tx, ty = chain:target()
+        if tx == nil then
+            return nil
+        end
+        if (ex - tx) ^ 2 + (ey - ty) ^ 2 > tolerance * tolerance then
+            return false
+        end
+        local goal = chain:target_angle()
+        return goal == nil or math.abs(wrap(chain:world_angle(n) - goal)) <= angle_tolerance
+    end
+    local tx, ty, tz = chain:target()
+    if tx == nil then
+        return nil
+    end
+    if (ex - tx) ^ 2 + (ey - ty) ^ 2 + (ez - tz) ^ 2 > tolerance * tolerance then
+        return false
+    end
+    local gw, gx, gy, gz = chain:target_rotation()
+    if gw == nil then
+        return true
+    end
+    -- The angle of the rotation between the two: 2 acos |q1 . q2|.
+    local w, x, y, z = chain:world_rotation(n)
+    local dot = math.abs(gw * w + gx * x + gy * y + gz * z)
+    return 2 * math.acos(math.min(1, dot)) <= angle_tolerance
+end
+
+-- The orientation goal's tick: from the goal point along the goal's direction (the tip
+-- bone's +x), `tick` pixels long on screen, in the current colour and line width.
+local function orientation_tick(chain, style)
+    local dx, dy
+    if chain:dim() == 2 then
+        local a = chain:target_angle()
+        if a == nil then
+            return
+        end
+        dx, dy = math.cos(a), math.sin(a)
+    else
+        local w, x, y, z = chain:target_rotation()
+        if w == nil then
+            return
+        end
+        -- The rotated +x axis, projected onto x-y (shorter when it leans out of the plane).
+        dx, dy = 1 - 2 * (y * y + z * z), 2 * (x * y + w * z)
+    end
+    local tx, ty = chain:target()
+    local sx, sy = to_screen(style, tx, ty)
+    local length = get(style, "tick")
+    if get(style, "flip_y") then
+        dy = -dy
+    end
+    love.graphics.line(sx, sy, sx + length * dx, sy + length * dy)
+end
+
+function M.rig(rig, style)
+    style = style or DEFAULT
+    local lg = love.graphics
+    local r, g, b, a = lg.getColor()
+    local width = lg.getLineWidth()
+
+    local scratch = rig_scratch(rig)
+    local settings = rig:settings(scratch.settings)
+    local tolerance, angle_tolerance = settings.tolerance, settings.angle_tolerance
+    local state = scratch.state
+    local count = rig:count()
+    local met, goals = 0, 0
+
+    -- Every chain, coloured by its own goal; then the goals on top of them all.
+    for k = 1, count do
+        local chain = rig:chain(k)
+        local s = goal_met(chain, tolerance, angle_tolerance)
+        state[k] = s
+        if s ~= nil then
+            goals = goals + 1
+            if s then
+                met = met + 1
+            end
+        end
+        chain_body(chain, style, state_colour(style, s))
+    end
+    lg.setLineWidth(get(style, "width"))
+    for k = 1, count do
+        local s = state[k]
+        if s ~= nil then
+            local chain = rig:chain(k)
+            set_colour(state_colour(style, s))
+            cross(style, chain:target())
+            orientation_tick(chain, style)
+        end
+    end
+
+    lg.setColor(r, g, b, a)
+    lg.setLineWidth(width)
+    return met, goals
 end
 
 return M

@@ -2,9 +2,10 @@
 -- conf.lua). It requires ik exactly as a game does: ik/core.so (the LuaJIT build) and
 -- ik/init.lua, ik/love.lua sit in this game folder, copied there by make. It checks that
 -- the module found is that copy, runs every solver in 2D and 3D, the stateless solves and
--- solve_many, the misuse checks (every error is a "bad argument" error and changes nothing)
--- and that solving allocates nothing; prints a line per test and then `N passed, N failed`,
--- and quits with exit status 0 only when every test passed.
+-- solve_many, rigs (a humanoid and a spider, 2D and 3D, reaching goals from a straight
+-- start), the misuse checks (every error is a "bad argument" error and changes nothing)
+-- and that solving, a rig's solve included, allocates nothing; prints a line per test and
+-- then `N passed, N failed`, and quits with exit status 0 only when every test passed.
 
 local passed, failed = 0, 0
 
@@ -80,7 +81,7 @@ end
 
 test("require(\"ik.love\") loads the debug drawing", function()
     local ikdraw = require("ik.love")
-    for _, name in ipairs({ "draw", "target", "limits", "positions" }) do
+    for _, name in ipairs({ "draw", "rig", "target", "limits", "positions" }) do
         check(type(ikdraw[name]) == "function", "ik.love.%s is missing", name)
     end
     local c = ik.chain2d({ 1, 2 })
@@ -241,6 +242,133 @@ test("ik.solve_many solves 2D and 3D chains each with its own solver", function(
 end)
 
 -- ---------------------------------------------------------------------------------------
+-- Rigs: a humanoid (a 3-bone spine, the root, with two arms and a neck on its top and two
+-- legs at its base) and a spider (a 2-bone body with eight 3-bone legs on its joints), in
+-- 2D and 3D. Goals taken from a random pose of the whole tree are solved from a straight
+-- start by one rig:solve(); most must be reached, and every chain must stay sound.
+
+local function new_chain(dim, lengths)
+    return dim == 2 and ik.chain2d(lengths) or ik.chain3d(lengths)
+end
+
+-- A unit quaternion for a turn of `a` about the axis (x, y, z).
+local function axis_angle(x, y, z, a)
+    local n = math.sqrt(x * x + y * y + z * z)
+    local s = math.sin(a / 2)
+    return math.cos(a / 2), s * x / n, s * y / n, s * z / n
+end
+
+-- child:attach(parent, j, turn): in 3D the turn is about an axis that differs with k.
+local function attach(child, parent, j, dim, turn, k)
+    if dim == 2 then
+        child:attach(parent, j, turn)
+    else
+        child:attach(parent, j, axis_angle(0, 0.3 * (k % 2) + 0.1, 1, turn))
+    end
+end
+
+local function humanoid(dim)
+    local spine = new_chain(dim, { 1.2, 1.2, 1.2 })
+    if dim == 2 then
+        spine:set_base(0, 0, math.pi / 2)
+    else
+        spine:set_base(0, 0, 0, axis_angle(0, 0, 1, math.pi / 2))
+    end
+    local chains = { spine }
+    local limbs = { -- lengths, joint on the spine, turn
+        { { 1.5, 1.4 }, 4, 1.2 }, { { 1.5, 1.4 }, 4, -1.2 },
+        { { 2.2, 2.1 }, 1, 3.0 }, { { 2.2, 2.1 }, 1, -3.0 },
+        { { 0.5, 0.6 }, 4, 0 },
+    }
+    for k, limb in ipairs(limbs) do
+        local c = new_chain(dim, limb[1])
+        attach(c, spine, limb[2], dim, limb[3], k)
+        chains[k + 1] = c
+    end
+    return chains
+end
+
+local function spider(dim)
+    local chains = { new_chain(dim, { 1, 1 }) }
+    for k = 1, 8 do
+        local leg = new_chain(dim, { 1.2, 1.5, 1.8 })
+        attach(leg, chains[1], k <= 4 and 2 or 3, dim,
+            (k % 2 == 1 and 1 or -1) * (0.5 + 0.3 * ((k - 1) % 4)), k)
+        chains[k + 1] = leg
+    end
+    return chains
+end
+
+-- Every chain sound: finite joints, every bone its length, a child's base on its parent's
+-- joint.
+local function check_sound(chains)
+    for k, c in ipairs(chains) do
+        for i = 1, #c + 1 do
+            for _, v in ipairs({ c:joint(i) }) do
+                check(v == v and math.abs(v) < 1e300, "chain %d joint %d is not finite", k, i)
+            end
+        end
+        for i = 1, #c do
+            check(near(joint_distance(c, i), c:length(i), 1e-9), "chain %d bone %d changed length", k, i)
+        end
+        local parent, j = c:parent()
+        if parent then
+            local a, b = { c:joint(1) }, { parent:joint(j) }
+            for d = 1, #a do
+                check(a[d] == b[d], "chain %d is off its parent's joint %d", k, j)
+            end
+        end
+    end
+end
+
+for _, dim in ipairs({ 2, 3 }) do
+    for _, shape in ipairs({ { "humanoid", humanoid, 0.9 }, { "spider", spider, 0.8 } }) do
+        local name, make, share = shape[1], shape[2], shape[3]
+        test(string.format("%dD rig, a %s: goals from random poses reached from a straight start (>= %d%%), every chain sound", dim, name, share * 100), function()
+            local chains = make(dim)
+            local rig = ik.rig(chains):configure({ iterations = 100 })
+            check(#rig == #chains and rig:chain(1) == chains[1], "#rig or rig:chain")
+            local reached_count = 0
+            for _ = 1, TRIALS do
+                for _, c in ipairs(chains) do
+                    random_pose(c)
+                end
+                for k = 2, #chains do
+                    chains[k]:set_target(chains[k]:effector())
+                end
+                for _, c in ipairs(chains) do
+                    for i = 1, #c do
+                        if dim == 2 then c:set_angle(i, 0) else c:set_rotation(i, 1, 0, 0, 0) end
+                    end
+                end
+                local base = { chains[1]:joint(1) }
+                local reached, distance = rig:solve()
+                local worst = 0
+                for k = 2, #chains do
+                    local t, e = { chains[k]:target() }, { chains[k]:effector() }
+                    local d2 = 0
+                    for d = 1, dim do
+                        d2 = d2 + (t[d] - e[d]) ^ 2
+                    end
+                    worst = math.max(worst, math.sqrt(d2))
+                end
+                check(near(distance, worst, 1e-12), "distance %g is not the worst goal's %g", distance, worst)
+                check(reached == (distance <= 1e-3), "reached disagrees with the distance")
+                local now = { chains[1]:joint(1) }
+                for d = 1, dim do
+                    check(now[d] == base[d], "the root's base moved")
+                end
+                check_sound(chains)
+                if reached then
+                    reached_count = reached_count + 1
+                end
+            end
+            check(reached_count >= share * TRIALS, "reached %d of %d", reached_count, TRIALS)
+        end)
+    end
+end
+
+-- ---------------------------------------------------------------------------------------
 -- Misuse: every case must raise a "bad argument" error (luaL_argerror) and leave the chain
 -- as it was.
 
@@ -379,6 +507,41 @@ test("solving every frame allocates nothing (10,000 solves of each solver, < 1 K
         end
     end
     loop(2000) -- LuaJIT compiles its traces first
+    collectgarbage("collect")
+    collectgarbage("collect")
+    collectgarbage("stop")
+    local before = collectgarbage("count")
+    loop(10000)
+    local grown = collectgarbage("count") - before
+    collectgarbage("restart")
+    check(grown < 1, "%.2f KB allocated", grown)
+end)
+
+test("a rig's solve every frame allocates nothing (10,000 solves of a 2D and a 3D spider with moving goals, < 1 KB)", function()
+    local rigs, legs = {}, {}
+    for dim = 2, 3 do
+        local chains = spider(dim)
+        rigs[dim] = ik.rig(chains):configure({ iterations = 10 })
+        legs[dim] = chains
+    end
+    local function loop(n)
+        for i = 1, n do
+            local t = i * 0.01
+            for dim = 2, 3 do
+                local chains = legs[dim]
+                for k = 2, #chains do
+                    local a = t + k
+                    if dim == 2 then
+                        chains[k]:set_target(1 + 2 * math.cos(a), -2 + math.sin(a))
+                    else
+                        chains[k]:set_target(1 + 2 * math.cos(a), -2 + math.sin(a), 0.5 * math.sin(2 * a))
+                    end
+                end
+                rigs[dim]:solve()
+            end
+        end
+    end
+    loop(1000) -- LuaJIT compiles its traces first
     collectgarbage("collect")
     collectgarbage("collect")
     collectgarbage("stop")
