@@ -463,4 +463,53 @@ describe("rigs", function()
         local x, y = c:effector()
         assert.is_true(h.near(x, -1, 1e-3) and h.near(y, 2, 1e-3))
     end)
+
+    -- A leg whose limits hold it where the passes cannot move it (found building the LÖVE
+    -- spider): a chain's own solve leaves by CCD sweeps within the limits, and so does a rig.
+    local function limited_leg()
+        local c = ik.chain2d({ 62, 74, 50 }, 0, 0, -0.863)
+        c:set_limit(1, -0.9, 1.2)
+        c:set_limit(2, 0.3, 2.7)
+        c:set_limit(3, -0.3, 1.5)
+        c:set_angles({ 1.2, 1.192, 1.5 })
+        return c
+    end
+
+    it("a limb held by its limits reaches as the chain's own solve does (CCD sweeps within the limits), with both rig solvers", function()
+        local alone = limited_leg()
+        assert.is_true((alone:solve(47.6, 46.4)))
+        for _, solver in ipairs({ "fabrik", "relax" }) do
+            local leg = limited_leg()
+            leg:set_target(47.6, 46.4)
+            local rig = ik.rig({ leg }):configure({ solver = solver })
+            local reached, distance, iterations = rig:solve()
+            assert.is_true(reached, solver .. ": distance " .. distance)
+            assert.is_true(iterations <= 64)
+            local x, y = leg:effector()
+            assert.is_true(h.near(x, 47.6, 1e-3) and h.near(y, 46.4, 1e-3))
+            for i, a in ipairs(leg:angles()) do
+                local lo, hi = leg:limit(i)
+                assert.is_true(a >= lo - 1e-9 and a <= hi + 1e-9, solver .. ": bone " .. i .. " beyond its limit")
+            end
+        end
+    end)
+
+    it("a parent held back by max_turn: the limbs on it are solved again from where it leaves them, and reach", function()
+        for _, solver in ipairs({ "fabrik", "relax" }) do
+            local body = ik.chain2d({ 1, 1 })
+            local a, b = ik.chain2d({ 1, 1, 1 }), ik.chain2d({ 1, 1, 1 })
+            a:attach(body, 3, -1.0)
+            b:attach(body, 2, -2.1)
+            body:configure({ max_turn = 0.02 })
+            a:set_target(3.2, 1.1)
+            b:set_target(-0.2, 1.4)
+            local before = body:angles()
+            local rig = ik.rig({ body, a, b }):configure({ solver = solver })
+            local reached, distance = rig:solve()
+            assert.is_true(reached, solver .. ": distance " .. distance)
+            for i, angle in ipairs(body:angles()) do
+                assert.is_true(math.abs(angle - before[i]) <= 0.02 + 1e-12, solver .. ": the body turned beyond max_turn")
+            end
+        end
+    end)
 end)
