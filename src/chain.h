@@ -9,6 +9,8 @@
  *   sweep.c      one CCD sweep: the CCD solver's iteration, and the escape's last resort
  *   escape.c     progress of an iterative solve: lock-ups (the escape) and stalls
  *   two_bone.c fabrik.c ccd.c relax.c aim.c   the solvers, one file each
+ *   batch.c      FABRIK on many chains at once, in lanes on the vector units
+ *                (batch_lanes.h: its passes, written once per instruction set)
  *   solve.c      the dispatcher: goals, stretch, softness, mix, max_turn, solve_many
  *   rig.c        several chains solved together
  *   ik_lua.c     the Lua binding (the only file that includes lua.h)
