@@ -324,6 +324,8 @@ static inline ik_quat ik_q_axis_angle(ik_vec3 axis, ik_real angle)
  *   sweep.c      one CCD sweep: the CCD solver's iteration, and the escape's last resort
  *   escape.c     progress of an iterative solve: lock-ups (the escape) and stalls
  *   two_bone.c fabrik.c ccd.c relax.c aim.c   the solvers, one file each
+ *   batch.c      FABRIK on many chains at once, in lanes on the vector units
+ *                (batch_lanes.h: its passes, written once per instruction set)
  *   solve.c      the dispatcher: goals, stretch, softness, mix, max_turn, solve_many
  *   rig.c        several chains solved together
  *   ik_lua.c     the Lua binding (the only file that includes lua.h)
@@ -2693,9 +2695,23 @@ int ik_fabrik(ik_chain *c, ik_vec3 target, int m, ik_real *distance)
     *distance = f.distance;
     if (done >= 0) return done;
     do {
-        ik_fabrik_backward(c, 0, m, f.end);
-        ik_fabrik_put_base(c);
-        ik_fabrik_forward(c, 0, m);
+        if (c->limited) {
+            ik_fabrik_backward(c, 0, m, f.end);
+            ik_fabrik_put_base(c);
+            ik_fabrik_forward(c, 0, m);
+        } else if (c->dim == 2) { /* the passes themselves: a short chain feels every call */
+            c->pose_behind = 1;
+            ik_v2_store(ik_joint(c, m), ik_v2(f.end[0], f.end[1]));
+            backward2(c->joint, c->length, c->dir, 0, m);
+            ik_v2_store(c->joint, ik_v2(c->base.x, c->base.y));
+            forward2(c->joint, c->length, c->dir, 0, m);
+        } else {
+            c->pose_behind = 1;
+            ik_v3_store(ik_joint(c, m), ik_v3_load(f.end));
+            backward3(c->joint, c->length, c->dir, 0, m);
+            ik_v3_store(c->joint, c->base);
+            forward3(c->joint, c->length, c->dir, 0, m);
+        }
         next = ik_fab_next(&f, ik_joint_distance(c, m, f.target));
         if (next == IK_FAB_KICK) next = ik_fab_kick(&f);
     } while (next);

@@ -222,9 +222,23 @@ int ik_fabrik(ik_chain *c, ik_vec3 target, int m, ik_real *distance)
     *distance = f.distance;
     if (done >= 0) return done;
     do {
-        ik_fabrik_backward(c, 0, m, f.end);
-        ik_fabrik_put_base(c);
-        ik_fabrik_forward(c, 0, m);
+        if (c->limited) {
+            ik_fabrik_backward(c, 0, m, f.end);
+            ik_fabrik_put_base(c);
+            ik_fabrik_forward(c, 0, m);
+        } else if (c->dim == 2) { /* the passes themselves: a short chain feels every call */
+            c->pose_behind = 1;
+            ik_v2_store(ik_joint(c, m), ik_v2(f.end[0], f.end[1]));
+            backward2(c->joint, c->length, c->dir, 0, m);
+            ik_v2_store(c->joint, ik_v2(c->base.x, c->base.y));
+            forward2(c->joint, c->length, c->dir, 0, m);
+        } else {
+            c->pose_behind = 1;
+            ik_v3_store(ik_joint(c, m), ik_v3_load(f.end));
+            backward3(c->joint, c->length, c->dir, 0, m);
+            ik_v3_store(c->joint, c->base);
+            forward3(c->joint, c->length, c->dir, 0, m);
+        }
         next = ik_fab_next(&f, ik_joint_distance(c, m, f.target));
         if (next == IK_FAB_KICK) next = ik_fab_kick(&f);
     } while (next);
