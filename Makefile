@@ -79,6 +79,26 @@ build/luajit/ik/core.so: $(CORE_SRC) $(BIND_SRC) $(CORE_HDR) $(BIND_HDR)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -I$(LUAJIT_INC) -shared $(CORE_SRC) $(BIND_SRC) -o $@ -lm
 
+# Lua 5.1, 5.2 and 5.3: one module each from the same sources, each in its own directory,
+# build/lua5.X/ik/core.so (`make lua5.1`, `make lua5.2`, `make lua5.3`). ik/core.so stays the
+# Lua 5.4 build (`make lua5.4` is another name for it) and build/luajit/ the LuaJIT one.
+# Every Lua-version difference is in $(BIND_HDR); a build loaded into the wrong Lua says
+# which one it needs (src/ik_lua_compat.h, lua/ik/init.lua).
+LUA_OTHER     := 5.1 5.2 5.3
+LUA51_INC     ?= /usr/include/lua5.1
+LUA52_INC     ?= /usr/include/lua5.2
+LUA53_INC     ?= /usr/include/lua5.3
+LUA_OTHER_MOD := $(LUA_OTHER:%=build/lua%/ik/core.so)
+
+.PHONY: $(LUA_OTHER:%=lua%) lua5.4
+$(LUA_OTHER:%=lua%): lua%: build/lua%/ik/core.so
+lua5.4: ik/core.so
+
+# The stem is the minor version: build/lua5.1/ik/core.so takes its headers from $(LUA51_INC).
+build/lua5.%/ik/core.so: $(CORE_SRC) $(BIND_SRC) $(CORE_HDR) $(BIND_HDR)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -I$(LUA5$*_INC) -shared $(CORE_SRC) $(BIND_SRC) -o $@ -lm
+
 # `luarocks make` compiles in the source tree: it leaves its own ik/core.so (newer than the
 # sources, so make would keep it, whatever Lua it was built for) and src/*.o. Those objects
 # give it away: remove them and rebuild ik/core.so with the flags above.
@@ -106,7 +126,8 @@ build/tests/edge_scale: tests/edge_scale.c libik.a src/ik.h
 deps:
 	@sh tools/deps.sh
 
-test: deps all luajit build/examples/host $(LOVE_SPEC_IK) build/tests/edge_scale $(REPLAY_BIN)
+test: deps all luajit $(LUA_OTHER_MOD) build/examples/host $(LOVE_SPEC_IK) build/tests/edge_scale \
+      $(REPLAY_BIN)
 	@sh spec/run.sh
 
 demo: deps ik/core.so

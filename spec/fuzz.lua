@@ -1056,7 +1056,11 @@ function M.run(opts)
     local BAD_SELVES = { "nil", "fake", "number", "string", "stdout", "other", "other" }
 
     local t0 = os.clock()
+    local stop = false
     for step = 1, calls do
+        -- One call per step. Lua 5.1 has no goto: `break` out of this repeat-until-true
+        -- skips to the next step, and `stop` ends the loop (the body is not re-indented).
+        repeat
         local op = r.pick(ops)
         local roll = r.int(1, 100)
         local mode = roll <= 62 and "clean" or roll <= 80 and "bad" or roll <= 86 and "bads"
@@ -1089,7 +1093,7 @@ function M.run(opts)
             end
             if entry then self_value = entry.c end
             if self_bad and syntax ~= "method" and syntax ~= "field" then
-                goto continue -- # and tostring only on chains
+                break -- to the next step: # and tostring only on chains
             end
             ctx.chain, ctx.n, ctx.dim = entry, entry and entry.n or 3, entry and entry.dim or want or 2
             local slots = op.args
@@ -1196,12 +1200,16 @@ function M.run(opts)
                 if why then fail(step, "a rejected call changed a chain: " .. why) end
             end
         end
-        if stats.failures > 0 and not opts.keep_going then break end
+        if stats.failures > 0 and not opts.keep_going then
+            stop = true
+            break
+        end
         if opts.progress and step % opts.progress == 0 then
             opts.progress_log(fmt("%d calls, %d ok, %d rejected, %.1f s", step, stats.ok, stats.rejected,
                 os.clock() - t0))
         end
-        ::continue::
+        until true
+        if stop then break end
     end
     stats.seconds = os.clock() - t0
     return stats

@@ -1,6 +1,7 @@
 #!/bin/sh
 #   sh spec/run.sh           (make test) every test: the busted specs under Lua 5.4
-#                            (ik/core.so) and under LuaJIT (build/luajit/ik/core.so), then
+#                            (ik/core.so), under LuaJIT (build/luajit/ik/core.so) and under
+#                            Lua 5.1, 5.2 and 5.3 (build/lua5.X/ik/core.so), then
 #                            the C example build/examples/solve and the C edge-scale test
 #                            build/tests/edge_scale (one test each), then the libFuzzer
 #                            harnesses' committed corpus replayed by build/replay/fuzz_NAME
@@ -204,6 +205,9 @@ all)
     specs lua5.4 ik/core.so busted --lua=lua5.4
     # The C module path goes before the one in .busted, so LuaJIT does not load the Lua 5.4 build.
     specs luajit build/luajit/ik/core.so busted --lua=luajit --cpath='build/luajit/?.so'
+    for v in 5.1 5.2 5.3; do
+        specs "lua$v" "build/lua$v/ik/core.so" busted --lua="lua$v" --cpath="build/lua$v/?.so"
+    done
     c_example
     c_edge_scale
     fuzz_corpus
