@@ -859,6 +859,7 @@ int luaopen_ik_core(lua_State *L);
 
 int luaopen_ik_core(lua_State *L)
 {
+    ik_lua_check_version(L);
     luaL_newmetatable(L, CHAIN_MT);
     luaL_setfuncs(L, chain_metamethods, 0);
     luaL_newlib(L, chain_methods);
