@@ -1,8 +1,12 @@
--- From the repository root (add --local, or --tree DIR, to install without root):
---   luarocks --lua-version=5.4 make rockspec/ik-scm-1.rockspec
--- Debian's luarocks defaults to Lua 5.1, whose headers the binding does not support; for
--- LuaJIT 2.1 point it at LuaJIT's instead:
---   luarocks make rockspec/ik-scm-1.rockspec LUA_INCDIR=/usr/include/luajit-2.1
+-- From the repository root, for the Lua that will load it (add --local, or --tree DIR, to
+-- install without root):
+--   luarocks --lua-version=5.4 make rockspec/ik-scm-1.rockspec     (or 5.1, 5.2, 5.3)
+-- Debian's luarocks defaults to Lua 5.1 and finds each version's headers in
+-- /usr/include/lua5.X (packages liblua5.X-dev); elsewhere pass LUA_INCDIR=... .
+-- LuaJIT 2.1 (LÖVE's Lua) uses luarocks' Lua 5.1 trees; build against LuaJIT's own headers:
+--   luarocks --lua-version=5.1 make rockspec/ik-scm-1.rockspec LUA_INCDIR=/usr/include/luajit-2.1
+-- That rock loads in LuaJIT only. The plain Lua 5.1 rock (no LUA_INCDIR) loads in both Lua
+-- 5.1 and LuaJIT, so it is the one for a tree that serves both (docs/install-notes.md).
 -- The builtin backend compiles in the source tree: it leaves ik/core.so and src/*.o there
 -- (the next `make` notices and rebuilds its own ik/core.so).
 rockspec_format = "3.0"
@@ -17,13 +21,13 @@ description = {
     detailed = [[
 A C99 core (no Lua in it) and a Lua module for 2D and 3D bone chains: the analytic two-bone
 solve in angle and vector form, CCD, FABRIK and constraint relaxation, with per-joint
-weights, warm starts and nothing allocated per solve; for Lua 5.4 and LuaJIT 2.1.
+weights, warm starts and nothing allocated per solve; for Lua 5.1 to 5.4 and LuaJIT 2.1.
 ]],
     license = "MIT",
     labels = { "ik", "inverse-kinematics", "animation", "gamedev", "love2d" },
 }
 dependencies = {
-    "lua >= 5.1",
+    "lua >= 5.1, < 5.5",
 }
 build = {
     type = "builtin",
