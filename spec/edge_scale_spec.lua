@@ -370,6 +370,7 @@ describe("a chain too large", function()
     -- In a child process running the plain build of this VM (not the sanitized one: ASan
     -- does not run under a memory limit), so a crash would show as an exit status.
     local vm, cpath = h.interpreter()
+    local it = h.posix and it or pending -- sh and ulimit: not under Windows
 
     local function child(dim, n, limit_kb)
         local limit = limit_kb and ("ulimit -v " .. limit_kb .. "; ") or ""

@@ -16,7 +16,7 @@ local BUILDS = {
     luajit = "build/luajit/?.so",
 }
 
-local windows = package.config:sub(1, 1) == "\\"
+local h = require("spec.helpers")
 
 -- Runs `code` in VM with package.cpath = the build of `build_of`; returns everything it
 -- printed and its exit status in one string ("...\nexit status N\n").
@@ -41,9 +41,10 @@ local function has(out, text)
     assert.is_truthy(out:find(text, 1, true), ("%q not in:\n%s"):format(text, out))
 end
 
-local describe_unless_windows = windows and pending or describe
+-- The children run through sh: not under Windows (make test-windows).
+local describe_posix = h.posix and describe or pending
 
-describe_unless_windows("require('ik') with a build for another Lua", function()
+describe_posix("require('ik') with a build for another Lua", function()
     local cases = {
         -- host, build, what the host is called, its build's make target, the loader's words
         { "luajit", "lua5.4", "in LuaJIT 2.1", "`make luajit` (build/luajit/ik/core.so)",
@@ -93,5 +94,35 @@ describe_unless_windows("require('ik') with a build for another Lua", function()
             local out = child(vm, vm, "local ik = require('ik'); print((ik.chain2d({ 1, 1 }):solve(1, 1)))")
             assert.are.equal("true\nexit status 0\n", out, vm)
         end
+    end)
+end)
+
+-- In this process, on every platform (the only case that runs on Windows): with no ik.core
+-- on package.cpath, require("ik") names this host and its own build's make target.
+describe("require('ik') with no ik.core to be found", function()
+    it("names this host, the make target of its build and the loader's 'not found'", function()
+        local host, target
+        if jit then
+            host = "in " .. jit.version
+            target = jit.os == "Windows" and "`make windows` (build/windows/ik/core.dll)"
+                or "`make luajit` (build/luajit/ik/core.so)"
+        else
+            local minor = _VERSION:match("^Lua 5%.(%d)$")
+            host = "in " .. _VERSION
+            target = minor == "4" and "`make` (ik/core.so)"
+                or ("`make lua5.%s` (build/lua5.%s/ik/core.so)"):format(minor, minor)
+        end
+        local saved = { package.cpath, package.loaded["ik"], package.loaded["ik.core"] }
+        package.cpath = "nowhere/?.none"
+        package.loaded["ik"], package.loaded["ik.core"] = nil, nil
+        local ok, err = pcall(require, "ik")
+        package.cpath, package.loaded["ik"], package.loaded["ik.core"] = saved[1], saved[2], saved[3]
+        assert.is_false(ok)
+        err = tostring(err)
+        has(err, "ik: the C module ik.core did not load " .. host .. ", which needs the ")
+        has(err, target)
+        has(err, "The loader said:\n")
+        has(err, "module 'ik.core' not found")
+        has(err, "nowhere/ik")
     end)
 end)
