@@ -12,6 +12,11 @@
 #                            (build/asan/ik/core.so), the sanitizers' runtime preloaded
 #   sh spec/run.sh valgrind  (make test-valgrind) the specs under Lua 5.4 run by valgrind's
 #                            memcheck: no error and no definite leak, or one more failure
+#   sh spec/run.sh windows   (make test-windows) the specs under wine: the Windows LuaJIT
+#                            (build/windows/luajit/src/luajit.exe) with build/windows/ik/core.dll,
+#                            run by tools/spec_runner.lua (busted's C modules do not load in
+#                            a Windows LuaJIT), with Debian's luassert and say from
+#                            /usr/share/lua/5.1 (Z:\usr\share\lua\5.1 in wine)
 # The make targets build what they need first. The full TAP output is kept in build/test/.
 # The last line is always `N passed, N failed`; the exit status is 0 only when nothing
 # failed and at least one test ran.
@@ -233,8 +238,40 @@ valgrind)
         lua5.4 /usr/bin/busted
     memcheck_summary "$logs/valgrind.log"
     ;;
+windows)
+    # windows_run COMMAND...: COMMAND's output (both streams) with Windows' CRLF line ends
+    # made LF, so the TAP lines match; its exit status is COMMAND's.
+    windows_run() {
+        { "$@" 2>&1; echo $? >"$logs/windows.status"; } | tr -d '\r'
+        return "$(cat "$logs/windows.status")"
+    }
+    # wine64 from Debian's wine64 package (its /usr/bin/wine wrapper is in package wine). The
+    # prefix lives in build/, and no Mono or Gecko is wanted (nor could it be downloaded).
+    wine=${WINE:-/usr/lib/wine/wine64}
+    WINEPREFIX="$PWD/build/windows/wineprefix"
+    WINEDEBUG=-all
+    WINEDLLOVERRIDES="mscoree,mshtml="
+    export WINEPREFIX WINEDEBUG WINEDLLOVERRIDES
+    luajit_exe=build/windows/luajit/src/luajit.exe
+    # The first start of wine makes its prefix (some seconds, some noise): done here, logged,
+    # and a check that wine runs the Windows LuaJIT at all.
+    if ! "$wine" "$luajit_exe" -e 'print(jit.version .. " " .. jit.os .. " " .. jit.arch)' \
+        >"$logs/wine-start.log" 2>&1 || ! grep -q ' Windows x64' "$logs/wine-start.log"; then
+        fail windows "wine cannot run $luajit_exe; the end of $logs/wine-start.log:"
+        tail -n 15 "$logs/wine-start.log" | sed 's/^/    /'
+    else
+        echo "windows: $(grep ' Windows x64' "$logs/wine-start.log" | tail -n 1) under $("$wine" --version 2>/dev/null || echo wine)"
+        # package.path: the Lua side, the specs' helpers, luassert and say (the default
+        # Windows path has no ?\init.lua); package.cpath: build/windows/ik/core.dll.
+        specs windows build/windows/ik/core.dll windows_run "$wine" "$luajit_exe" tools/spec_runner.lua \
+            --lpath='lua/?.lua;lua/?/init.lua;./?.lua;Z:/usr/share/lua/5.1/?.lua;Z:/usr/share/lua/5.1/?/init.lua' \
+            --cpath='build/windows/?.dll' spec/*_spec.lua
+    fi
+    # wineserver lingers a few seconds after the last program; wait, so nothing outlives us.
+    "$(dirname "$wine")/wineserver" -w 2>/dev/null || true
+    ;;
 *)
-    echo "spec/run.sh: unknown mode '$mode' (all, asan or valgrind)" >&2
+    echo "spec/run.sh: unknown mode '$mode' (all, asan, valgrind or windows)" >&2
     exit 2
     ;;
 esac
