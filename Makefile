@@ -3,8 +3,13 @@
 #   make lib      libik.a alone: the core for C, no Lua headers needed
 #   make amalgamation  dist/ik.h, dist/ik.c and dist/ik_lua.c: ik in single files
 #   make luajit   build/luajit/ik/core.so (LuaJIT 2.1, what LOVE 11 embeds)
-#   make test     both modules, the busted specs under Lua 5.4 and LuaJIT, the C example, the
-#                 engine host (examples/host/) and the test inside LÖVE (spec/love/)
+#   make lua5.1, make lua5.2, make lua5.3   build/lua5.X/ik/core.so (make lua5.4: ik/core.so)
+#   make windows  build/windows/ik/core.dll: LuaJIT 2.1 on 64-bit Windows (LÖVE 11), with
+#                 mingw-w64; LuaJIT for Windows built once from Debian's source package
+#   make test-windows  the busted specs under wine, with that LuaJIT and core.dll
+#   make test     the modules, the busted specs under Lua 5.4, LuaJIT, 5.1, 5.2 and 5.3, the
+#                 C example, the engine host (examples/host/) and the test inside LÖVE
+#                 (spec/love/)
 #   make demo     the headless demo: a table of solves and SVG pictures in demo/out/
 #   make readme-picture   the same, and docs/demo.svg (the picture in the README)
 #   make bench    figures: ns per solve and per rig solve in C (bench/bench.c); the module
@@ -90,6 +95,62 @@ build/luajit/ik/core.so: $(CORE_SRC) $(BIND_SRC) $(CORE_HDR) $(BIND_HDR)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -I$(LUAJIT_INC) -shared $(CORE_SRC) $(BIND_SRC) -o $@ -lm
 
+# Lua 5.1, 5.2 and 5.3: one module each from the same sources, each in its own directory,
+# build/lua5.X/ik/core.so (`make lua5.1`, `make lua5.2`, `make lua5.3`). ik/core.so stays the
+# Lua 5.4 build (`make lua5.4` is another name for it) and build/luajit/ the LuaJIT one.
+# Every Lua-version difference is in $(BIND_HDR); a build loaded into the wrong Lua says
+# which one it needs (src/ik_lua_compat.h, lua/ik/init.lua).
+LUA_OTHER     := 5.1 5.2 5.3
+LUA51_INC     ?= /usr/include/lua5.1
+LUA52_INC     ?= /usr/include/lua5.2
+LUA53_INC     ?= /usr/include/lua5.3
+LUA_OTHER_MOD := $(LUA_OTHER:%=build/lua%/ik/core.so)
+
+.PHONY: $(LUA_OTHER:%=lua%) lua5.4
+$(LUA_OTHER:%=lua%): lua%: build/lua%/ik/core.so
+lua5.4: ik/core.so
+
+# The stem is the minor version: build/lua5.1/ik/core.so takes its headers from $(LUA51_INC).
+build/lua5.%/ik/core.so: $(CORE_SRC) $(BIND_SRC) $(CORE_HDR) $(BIND_HDR)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -I$(LUA5$*_INC) -shared $(CORE_SRC) $(BIND_SRC) -o $@ -lm
+
+# Windows, 64-bit, for LÖVE 11: `make windows` cross-compiles build/windows/ik/core.dll with
+# mingw-w64 against LuaJIT 2.1, linked to lua51.dll, the DLL through which LÖVE's C modules
+# reach its LuaJIT. LuaJIT itself (its headers, lua51.dll, and luajit.exe for the tests) is
+# built once from Debian's luajit source package into $(WIN_LUAJIT) by
+# tools/luajit_windows.sh (it skips the build when that is there). `make test-windows` runs
+# the specs under wine with that luajit.exe and tools/spec_runner.lua (busted itself needs
+# C modules that a Windows LuaJIT cannot load); spec/run.sh windows says how.
+WIN_CC     ?= x86_64-w64-mingw32-gcc
+WIN_LUAJIT := build/windows/luajit
+WIN_LUA51  := $(WIN_LUAJIT)/src/lua51.dll
+# As ALL_CFLAGS, less -fPIC (a DLL needs none); libgcc linked in, so the DLL needs only
+# lua51.dll and what every Windows has (KERNEL32.dll, msvcrt.dll).
+WIN_CFLAGS := $(CSTD) $(OPT) $(WARN) $(FP_FLAGS) $(CFLAGS)
+
+.PHONY: windows test-windows
+windows: build/windows/ik/core.dll
+
+$(WIN_LUA51):
+	@sh tools/luajit_windows.sh $(WIN_LUAJIT)
+
+build/windows/ik/core.dll: $(CORE_SRC) $(BIND_SRC) $(CORE_HDR) $(BIND_HDR) $(WIN_LUA51)
+	@mkdir -p $(@D)
+	$(WIN_CC) $(WIN_CFLAGS) -I$(WIN_LUAJIT)/src -shared $(CORE_SRC) $(BIND_SRC) -o $@ \
+	    $(WIN_LUA51) -static-libgcc
+
+# wine64 alone, without its recommendations: the specs need no graphics, sound or Mono.
+test-windows: deps windows
+	@sh tools/deps.sh --no-install-recommends wine64
+	@sh spec/run.sh windows
+
+# The C sources of the Lua module, for a build by hand on a platform this Makefile does not
+# target (docs/install-notes.md: macOS).
+.PHONY: print-sources
+print-sources:
+	@echo $(CORE_SRC) $(BIND_SRC)
+
 # `luarocks make` compiles in the source tree: it leaves its own ik/core.so (newer than the
 # sources, so make would keep it, whatever Lua it was built for) and src/*.o. Those objects
 # give it away: remove them and rebuild ik/core.so with the flags above.
@@ -164,8 +225,9 @@ test-tsan: deps build/tsan/threads
 deps:
 	@sh tools/deps.sh
 
-test: deps all luajit build/examples/host $(LOVE_SPEC_IK) build/tests/edge_scale build/tests/threads $(BATCH_TESTS) $(REPLAY_BIN)
-	@sh spec/run.sh
+test: deps all luajit $(LUA_OTHER_MOD) build/examples/host $(LOVE_SPEC_IK) build/tests/edge_scale \
+      build/tests/threads $(BATCH_TESTS) $(REPLAY_BIN)
+	@IK_SOURCES="$(CORE_SRC) $(BIND_SRC)" sh spec/run.sh
 
 demo: deps ik/core.so
 	lua5.4 demo/demo.lua

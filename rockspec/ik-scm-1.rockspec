@@ -1,8 +1,12 @@
--- From the repository root (add --local, or --tree DIR, to install without root):
---   luarocks --lua-version=5.4 make rockspec/ik-scm-1.rockspec
--- Debian's luarocks defaults to Lua 5.1, whose headers the binding does not support; for
--- LuaJIT 2.1 point it at LuaJIT's instead:
---   luarocks make rockspec/ik-scm-1.rockspec LUA_INCDIR=/usr/include/luajit-2.1
+-- From the repository root, for the Lua that will load it (add --local, or --tree DIR, to
+-- install without root):
+--   luarocks --lua-version=5.4 make rockspec/ik-scm-1.rockspec     (or 5.1, 5.2, 5.3)
+-- Debian's luarocks defaults to Lua 5.1 and finds each version's headers in
+-- /usr/include/lua5.X (packages liblua5.X-dev); elsewhere pass LUA_INCDIR=... .
+-- LuaJIT 2.1 (LÖVE's Lua) uses luarocks' Lua 5.1 trees; build against LuaJIT's own headers:
+--   luarocks --lua-version=5.1 make rockspec/ik-scm-1.rockspec LUA_INCDIR=/usr/include/luajit-2.1
+-- That rock loads in LuaJIT only. The plain Lua 5.1 rock (no LUA_INCDIR) loads in both Lua
+-- 5.1 and LuaJIT, so it is the one for a tree that serves both (docs/install-notes.md).
 -- The builtin backend compiles in the source tree: it leaves ik/core.so and src/*.o there
 -- (the next `make` notices and rebuilds its own ik/core.so).
 rockspec_format = "3.0"
@@ -15,15 +19,16 @@ source = {
 description = {
     summary = "Inverse kinematics for bone chains: a small C core with a Lua binding",
     detailed = [[
-A C99 core (no Lua in it) and a Lua module for 2D and 3D bone chains: the analytic two-bone
-solve in angle and vector form, CCD, FABRIK and constraint relaxation, with per-joint
-weights, warm starts and nothing allocated per solve; for Lua 5.4 and LuaJIT 2.1.
+A C99 core (no Lua in it) and a Lua module for 2D and 3D bone chains and rigs: the analytic
+two-bone solve in angle and vector form, CCD, FABRIK and constraint relaxation, with joint
+limits, orientation goals, aiming, attached chains solved together, warm starts and nothing
+allocated per solve; for Lua 5.1 to 5.4 and LuaJIT 2.1.
 ]],
     license = "MIT",
     labels = { "ik", "inverse-kinematics", "animation", "gamedev", "love2d" },
 }
 dependencies = {
-    "lua >= 5.1",
+    "lua >= 5.1, < 5.5",
 }
 build = {
     type = "builtin",
@@ -32,13 +37,19 @@ build = {
         ["ik.love"] = "lua/ik/love.lua",
         ["ik.core"] = {
             sources = {
+                -- the Makefile's CORE_SRC and BIND_SRC (make test checks they agree)
                 "src/chain.c",
                 "src/limits.c",
-                "src/solve.c",
+                "src/sweep.c",
+                "src/escape.c",
                 "src/two_bone.c",
-                "src/ccd.c",
                 "src/fabrik.c",
+                "src/batch.c",
+                "src/ccd.c",
                 "src/relax.c",
+                "src/aim.c",
+                "src/solve.c",
+                "src/rig.c",
                 "src/ik_lua.c",
             },
             incdirs = { "src" },

@@ -17,6 +17,20 @@ atan2 = atan2 or math.atan -- Lua 5.4 has no math.atan2; math.atan(y, x) is the 
 h.pi = pi
 h.atan2 = atan2
 
+-- Whether this is a POSIX system, where specs may start child processes through sh (not
+-- Windows: make test-windows runs the specs under wine, with no sh, env or ulimit).
+h.posix = package.config:sub(1, 1) == "/"
+
+-- The Debian command of the Lua that runs these specs, and the package.cpath entry of the
+-- plain build of ik.core for it (make's, from the repository root), for specs that start a
+-- child process of the same VM.
+function h.interpreter()
+    if jit then return "luajit", "build/luajit/?.so" end
+    local minor = _VERSION:match("^Lua 5%.(%d)$")
+    if minor == "4" then return "lua5.4", "./?.so" end
+    return "lua5." .. minor, "build/lua5." .. minor .. "/?.so"
+end
+
 -- ---------------------------------------------------------------------------------------
 -- RNG: Lehmer / Park-Miller with multiplier 48271 and modulus 2^31 - 1, on floats. Every
 -- product is below 2^47, so float arithmetic is exact and both VMs give the same sequence

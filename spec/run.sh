@@ -1,6 +1,7 @@
 #!/bin/sh
 #   sh spec/run.sh           (make test) every test: the busted specs under Lua 5.4
-#                            (ik/core.so) and under LuaJIT (build/luajit/ik/core.so), then
+#                            (ik/core.so), under LuaJIT (build/luajit/ik/core.so) and under
+#                            Lua 5.1, 5.2 and 5.3 (build/lua5.X/ik/core.so), then
 #                            the C example build/examples/solve, the C edge-scale test
 #                            build/tests/edge_scale (spec/c/edge_scale_test.c), the threads
 #                            test and the batch test's three builds (one test each), then the libFuzzer
@@ -12,6 +13,11 @@
 #                            (build/asan/ik/core.so), the sanitizers' runtime preloaded
 #   sh spec/run.sh valgrind  (make test-valgrind) the specs under Lua 5.4 run by valgrind's
 #                            memcheck: no error and no definite leak, or one more failure
+#   sh spec/run.sh windows   (make test-windows) the specs under wine: the Windows LuaJIT
+#                            (build/windows/luajit/src/luajit.exe) with build/windows/ik/core.dll,
+#                            run by tools/spec_runner.lua (busted's C modules do not load in
+#                            a Windows LuaJIT), with Debian's luassert and say from
+#                            /usr/share/lua/5.1 (Z:\usr\share\lua\5.1 in wine)
 # The make targets build what they need first. The full TAP output is kept in build/test/.
 # The last line is always `N passed, N failed`; the exit status is 0 only when nothing
 # failed and at least one test ran.
@@ -30,19 +36,30 @@ fail() {
     failed=$((failed + 1))
 }
 
-# specs NAME MODULE COMMAND...: runs the specs with COMMAND (busted and its options, or
-# whatever runs busted) and the C module MODULE; NAME labels the results and the log.
-specs() {
+# specs_run NAME MODULE COMMAND...: runs the specs with COMMAND (busted and its options, or
+# whatever runs busted) and the C module MODULE into $logs/NAME.tap, and COMMAND's exit
+# status into $logs/NAME.rc; nothing when MODULE is missing. Runs may go in parallel.
+specs_run() {
     vm=$1 module=$2
     shift 2
+    rm -f "$logs/$vm.tap" "$logs/$vm.rc"
+    [ -f "$module" ] || return 0
+    # Our TAP handler, not busted's -o TAP: that one crashes on a spec file that does not load.
+    rc=0
+    "$@" -o tools/busted_tap.lua >"$logs/$vm.tap" 2>&1 || rc=$?
+    echo "$rc" >"$logs/$vm.rc"
+}
+
+# specs_count NAME MODULE: the counts of the run specs_run made; NAME labels them.
+specs_count() {
+    vm=$1 module=$2
     if [ ! -f "$module" ]; then
         fail "$vm" "$module is missing (run make first)"
         return
     fi
     log="$logs/$vm.tap"
-    # Our TAP handler, not busted's -o TAP: that one crashes on a spec file that does not load.
-    rc=0
-    "$@" -o tools/busted_tap.lua >"$log" 2>&1 || rc=$?
+    rc=$(cat "$logs/$vm.rc" 2>/dev/null || echo 127)
+    touch "$log"
 
     # `ok N - # SKIP name` is a pending test; every `not ok` (failure, error, a file or
     # describe block that broke) is a failure. The `# ...` lines after one say why.
@@ -69,6 +86,12 @@ specs() {
     elif [ "$p" -eq 0 ] && [ "$f" -eq 0 ]; then
         fail "$vm" "no spec ran"
     fi
+}
+
+# specs NAME MODULE COMMAND...: specs_run, then specs_count.
+specs() {
+    specs_run "$@"
+    specs_count "$1" "$2"
 }
 
 # The C example counts as one test: it must exit 0 and print a row per solver.
@@ -116,6 +139,20 @@ c_threads() {
         fail C "$test failed:"
         sed 's/^/    /' "$logs/threads.out"
     fi
+}
+
+# Each rockspec lists the C files the Makefile builds (IK_SOURCES, from make test): one test each.
+rockspecs() {
+    for rockspec in rockspec/*.rockspec; do
+        if [ -z "${IK_SOURCES:-}" ]; then
+            fail rockspec "IK_SOURCES is not set (run make test)"
+        elif out=$(sh tools/check_rockspec.sh "$rockspec" $IK_SOURCES 2>&1); then
+            echo "$out: 1 passed"
+            passed=$((passed + 1))
+        else
+            fail rockspec "$out"
+        fi
+    done
 }
 
 # ik_solve_many bit for bit the single solves (spec/c/batch_test.c), built three ways:
@@ -233,13 +270,29 @@ love_runtime() {
 
 case $mode in
 all)
-    specs lua5.4 ik/core.so busted --lua=lua5.4
-    # The C module path goes before the one in .busted, so LuaJIT does not load the Lua 5.4 build.
-    specs luajit build/luajit/ik/core.so busted --lua=luajit --cpath='build/luajit/?.so'
+    # The five VMs' runs take 30 to 45 s each here: two at a time (CI's machine has two
+    # cores), counted afterwards in a fixed order. The C module path goes before the one in
+    # .busted (./?.so, the Lua 5.4 build), so each VM loads its own build.
+    {
+        specs_run lua5.1 build/lua5.1/ik/core.so busted --lua=lua5.1 --cpath='build/lua5.1/?.so'
+        specs_run lua5.4 ik/core.so busted --lua=lua5.4
+        specs_run luajit build/luajit/ik/core.so busted --lua=luajit --cpath='build/luajit/?.so'
+    } &
+    {
+        specs_run lua5.2 build/lua5.2/ik/core.so busted --lua=lua5.2 --cpath='build/lua5.2/?.so'
+        specs_run lua5.3 build/lua5.3/ik/core.so busted --lua=lua5.3 --cpath='build/lua5.3/?.so'
+    } &
+    wait
+    specs_count lua5.4 ik/core.so
+    specs_count luajit build/luajit/ik/core.so
+    for v in 5.1 5.2 5.3; do
+        specs_count "lua$v" "build/lua$v/ik/core.so"
+    done
     c_example
     c_edge_scale
     c_threads
     c_batch
+    rockspecs
     fuzz_corpus
     engine_host
     love_runtime
@@ -263,8 +316,40 @@ valgrind)
         lua5.4 /usr/bin/busted
     memcheck_summary "$logs/valgrind.log"
     ;;
+windows)
+    # windows_run COMMAND...: COMMAND's output (both streams) with Windows' CRLF line ends
+    # made LF, so the TAP lines match; its exit status is COMMAND's.
+    windows_run() {
+        { "$@" 2>&1; echo $? >"$logs/windows.status"; } | tr -d '\r'
+        return "$(cat "$logs/windows.status")"
+    }
+    # wine64 from Debian's wine64 package (its /usr/bin/wine wrapper is in package wine). The
+    # prefix lives in build/, and no Mono or Gecko is wanted (nor could it be downloaded).
+    wine=${WINE:-/usr/lib/wine/wine64}
+    WINEPREFIX="$PWD/build/windows/wineprefix"
+    WINEDEBUG=-all
+    WINEDLLOVERRIDES="mscoree,mshtml="
+    export WINEPREFIX WINEDEBUG WINEDLLOVERRIDES
+    luajit_exe=build/windows/luajit/src/luajit.exe
+    # The first start of wine makes its prefix (some seconds, some noise): done here, logged,
+    # and a check that wine runs the Windows LuaJIT at all.
+    if ! "$wine" "$luajit_exe" -e 'print(jit.version .. " " .. jit.os .. " " .. jit.arch)' \
+        >"$logs/wine-start.log" 2>&1 || ! grep -q ' Windows x64' "$logs/wine-start.log"; then
+        fail windows "wine cannot run $luajit_exe; the end of $logs/wine-start.log:"
+        tail -n 15 "$logs/wine-start.log" | sed 's/^/    /'
+    else
+        echo "windows: $(grep ' Windows x64' "$logs/wine-start.log" | tail -n 1) under $("$wine" --version 2>/dev/null || echo wine)"
+        # package.path: the Lua side, the specs' helpers, luassert and say (the default
+        # Windows path has no ?\init.lua); package.cpath: build/windows/ik/core.dll.
+        specs windows build/windows/ik/core.dll windows_run "$wine" "$luajit_exe" tools/spec_runner.lua \
+            --lpath='lua/?.lua;lua/?/init.lua;./?.lua;Z:/usr/share/lua/5.1/?.lua;Z:/usr/share/lua/5.1/?/init.lua' \
+            --cpath='build/windows/?.dll' spec/*_spec.lua
+    fi
+    # wineserver lingers a few seconds after the last program; wait, so nothing outlives us.
+    "$(dirname "$wine")/wineserver" -w 2>/dev/null || true
+    ;;
 *)
-    echo "spec/run.sh: unknown mode '$mode' (all, asan or valgrind)" >&2
+    echo "spec/run.sh: unknown mode '$mode' (all, asan, valgrind or windows)" >&2
     exit 2
     ;;
 esac

@@ -1614,6 +1614,7 @@ int luaopen_ik_core(lua_State *L);
 
 int luaopen_ik_core(lua_State *L)
 {
+    ik_lua_check_version(L);
     int chain_mt, rig_mt, keep_table;
     lua_newtable(L);
     chain_mt = lua_gettop(L);

@@ -1,0 +1,128 @@
+-- A build of ik.core loaded into a Lua it was not built for: require("ik") must fail with a
+-- message that names the host, the build it needs and the make target that makes it, and
+-- keeps what the loader said. Each case runs in a child process of the host VM with
+-- package.cpath pointing at make's build for another VM (make test builds all five).
+--
+-- Which pairings load at all is the dynamic loader's call (src/ik_lua_compat.h): most fail
+-- with "undefined symbol"; the 5.2 and 5.3 builds load in each other's VM and are stopped
+-- by luaopen_ik_core's version check; the plain Lua 5.1 build loads and works in LuaJIT,
+-- which keeps Lua 5.1's ABI for C modules.
+
+local BUILDS = {
+    ["lua5.1"] = "build/lua5.1/?.so",
+    ["lua5.2"] = "build/lua5.2/?.so",
+    ["lua5.3"] = "build/lua5.3/?.so",
+    ["lua5.4"] = "./?.so",
+    luajit = "build/luajit/?.so",
+}
+
+local h = require("spec.helpers")
+
+-- Runs `code` in VM with package.cpath = the build of `build_of`; returns everything it
+-- printed and its exit status in one string ("...\nexit status N\n").
+local function child(vm, build_of, code)
+    local module = BUILDS[build_of]:gsub("%?", "ik/core")
+    local f = io.open(module, "rb")
+    assert(f, module .. " is missing (make test builds it)")
+    f:close()
+    local script = ("package.path = 'lua/?.lua;lua/?/init.lua;' .. package.path; "
+        .. "package.cpath = '%s'; %s"):format(BUILDS[build_of], code)
+    local cmd = ("env -u LD_PRELOAD %s -e \"%s\" 2>&1; echo \"exit status $?\""):format(vm, script)
+    local p = assert(io.popen(cmd))
+    local out = p:read("*a")
+    p:close()
+    return out
+end
+
+-- The message require("ik") raises, or "loaded" when it does not raise.
+local REQUIRE_IK = "local ok, e = pcall(require, 'ik'); print(ok and 'loaded' or e)"
+
+local function has(out, text)
+    assert.is_truthy(out:find(text, 1, true), ("%q not in:\n%s"):format(text, out))
+end
+
+-- The children run through sh: not under Windows (make test-windows).
+local describe_posix = h.posix and describe or pending
+
+describe_posix("require('ik') with a build for another Lua", function()
+    local cases = {
+        -- host, build, what the host is called, its build's make target, the loader's words
+        { "luajit", "lua5.4", "in LuaJIT 2.1", "`make luajit` (build/luajit/ik/core.so)",
+            "undefined symbol: lua_newuserdatauv" },
+        { "lua5.4", "luajit", "in Lua 5.4", "`make` (ik/core.so)", "undefined symbol: lua_objlen" },
+        { "lua5.1", "luajit", "in Lua 5.1", "`make lua5.1` (build/lua5.1/ik/core.so)",
+            "undefined symbol: luaL_setfuncs" },
+        { "lua5.4", "lua5.3", "in Lua 5.4", "`make` (ik/core.so)", "undefined symbol: lua_newuserdata" },
+        { "luajit", "lua5.2", "in LuaJIT 2.1", "`make luajit` (build/luajit/ik/core.so)",
+            "undefined symbol: lua_rawlen" },
+        { "lua5.2", "lua5.1", "in Lua 5.2", "`make lua5.2` (build/lua5.2/ik/core.so)",
+            "undefined symbol: lua_objlen" },
+        -- These two load; luaopen_ik_core's check stops them.
+        { "lua5.3", "lua5.2", "in Lua 5.3", "`make lua5.3` (build/lua5.3/ik/core.so)",
+            "ik.core was built for Lua 5.2 but this is Lua 5.3" },
+        { "lua5.2", "lua5.3", "in Lua 5.2", "`make lua5.2` (build/lua5.2/ik/core.so)",
+            "ik.core was built for Lua 5.3 but this is Lua 5.2" },
+    }
+    for _, case in ipairs(cases) do
+        local host, build, named, target, loader = case[1], case[2], case[3], case[4], case[5]
+        it(("in %s, the %s build: the message names the host, %s and the loader's %q"):format(
+            host, build, target, loader), function()
+            local out = child(host, build, REQUIRE_IK)
+            has(out, "ik: the C module ik.core did not load " .. named)
+            has(out, "which needs the ")
+            has(out, target)
+            has(out, "The loader said:\n")
+            has(out, loader)
+            has(out, "exit status 0\n")
+        end)
+    end
+
+    it("luaopen_ik_core itself, the Lua 5.2 build in Lua 5.3: an error naming both versions and `make lua5.3`", function()
+        local out = child("lua5.3", "lua5.2", "local ok, e = pcall(require, 'ik.core'); print(ok and 'loaded' or e)")
+        has(out, "ik.core was built for Lua 5.2 but this is Lua 5.3: build ik.core for Lua 5.3 "
+            .. "with `make lua5.3` (build/lua5.3/ik/core.so), or with `luarocks --lua-version=5.3 make`")
+    end)
+
+    it("the plain Lua 5.1 build loads and solves in LuaJIT (the same C ABI)", function()
+        local out = child("luajit", "lua5.1",
+            "local ik = require('ik'); print(ik._VERSION, (ik.chain2d({ 1, 1 }):solve(1, 1)))")
+        assert.is_truthy(out:find("^ik [^\n]*\ttrue\nexit status 0\n$"), out)
+    end)
+
+    it("each VM loads its own build and solves", function()
+        for vm in pairs(BUILDS) do
+            local out = child(vm, vm, "local ik = require('ik'); print((ik.chain2d({ 1, 1 }):solve(1, 1)))")
+            assert.are.equal("true\nexit status 0\n", out, vm)
+        end
+    end)
+end)
+
+-- In this process, on every platform (the only case that runs on Windows): with no ik.core
+-- on package.cpath, require("ik") names this host and its own build's make target.
+describe("require('ik') with no ik.core to be found", function()
+    it("names this host, the make target of its build and the loader's 'not found'", function()
+        local host, target
+        if jit then
+            host = "in " .. jit.version
+            target = jit.os == "Windows" and "`make windows` (build/windows/ik/core.dll)"
+                or "`make luajit` (build/luajit/ik/core.so)"
+        else
+            local minor = _VERSION:match("^Lua 5%.(%d)$")
+            host = "in " .. _VERSION
+            target = minor == "4" and "`make` (ik/core.so)"
+                or ("`make lua5.%s` (build/lua5.%s/ik/core.so)"):format(minor, minor)
+        end
+        local saved = { package.cpath, package.loaded["ik"], package.loaded["ik.core"] }
+        package.cpath = "nowhere/?.none"
+        package.loaded["ik"], package.loaded["ik.core"] = nil, nil
+        local ok, err = pcall(require, "ik")
+        package.cpath, package.loaded["ik"], package.loaded["ik.core"] = saved[1], saved[2], saved[3]
+        assert.is_false(ok)
+        err = tostring(err)
+        has(err, "ik: the C module ik.core did not load " .. host .. ", which needs the ")
+        has(err, target)
+        has(err, "The loader said:\n")
+        has(err, "module 'ik.core' not found")
+        has(err, "nowhere/ik")
+    end)
+end)
