@@ -877,7 +877,8 @@ ik_status ik_settings_validate(const ik_settings *s)
     if (ik_solver_name(s->solver) == NULL) return IK_ERR_SOLVER;
     if (!(isfinite(s->mix) && s->mix >= 0 && s->mix <= 1)) return IK_ERR_MIX;
     if (!finite_at_least_zero(s->softness)) return IK_ERR_SOFTNESS;
-    if (!(s->max_turn > 0)) return IK_ERR_MAX_TURN; /* NaN fails too; infinity is "off" */
+    /* NaN fails too (tested first: an ordered comparison with NaN raises FE_INVALID); infinity is "off" */
+    if (isnan(s->max_turn) || !(s->max_turn > 0)) return IK_ERR_MAX_TURN;
     if (!finite_at_least_zero(s->effector_weight)) return IK_ERR_EFFECTOR_WEIGHT;
     if (s->use_pole) {
         ik_vec3 p = ik_v3(s->pole[0], s->pole[1], s->pole[2]);
@@ -3963,8 +3964,10 @@ ik_real ik_soft_distance(ik_real d, ik_real reach, ik_real softness)
 {
     /* The ease begins at reach - softness (or at the base, for a softness beyond reach). */
     ik_real start = reach - softness, span = softness;
+    if (!(softness > 0)) return d; /* off */
     if (start < 0) start = 0, span = reach;
-    if (!(span > 0) || !(d > start)) return d;
+    if (!(span > 0)) return d < reach ? d : reach; /* no reach to ease into: never beyond it */
+    if (!(d > start)) return d;
     /* Written from the reach down, so rounding can never put the result beyond it. */
     return reach - span * exp(-(d - start) / span);
 }

@@ -103,7 +103,8 @@ ik_status ik_settings_validate(const ik_settings *s)
     if (ik_solver_name(s->solver) == NULL) return IK_ERR_SOLVER;
     if (!(isfinite(s->mix) && s->mix >= 0 && s->mix <= 1)) return IK_ERR_MIX;
     if (!finite_at_least_zero(s->softness)) return IK_ERR_SOFTNESS;
-    if (!(s->max_turn > 0)) return IK_ERR_MAX_TURN; /* NaN fails too; infinity is "off" */
+    /* NaN fails too (tested first: an ordered comparison with NaN raises FE_INVALID); infinity is "off" */
+    if (isnan(s->max_turn) || !(s->max_turn > 0)) return IK_ERR_MAX_TURN;
     if (!finite_at_least_zero(s->effector_weight)) return IK_ERR_EFFECTOR_WEIGHT;
     if (s->use_pole) {
         ik_vec3 p = ik_v3(s->pole[0], s->pole[1], s->pole[2]);

@@ -20,8 +20,10 @@ ik_real ik_soft_distance(ik_real d, ik_real reach, ik_real softness)
 {
     /* The ease begins at reach - softness (or at the base, for a softness beyond reach). */
     ik_real start = reach - softness, span = softness;
+    if (!(softness > 0)) return d; /* off */
     if (start < 0) start = 0, span = reach;
-    if (!(span > 0) || !(d > start)) return d;
+    if (!(span > 0)) return d < reach ? d : reach; /* no reach to ease into: never beyond it */
+    if (!(d > start)) return d;
     /* Written from the reach down, so rounding can never put the result beyond it. */
     return reach - span * exp(-(d - start) / span);
 }
