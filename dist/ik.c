@@ -2737,6 +2737,14 @@ int ik_fabrik(ik_chain *c, ik_vec3 target, int m, ik_real *distance)
  * extensions are interleaved one step of each chain after the other.
  */
 
+/*
+ * GCC for 64-bit Windows cannot align the stack to 32 bytes, yet spills 256-bit registers
+ * with aligned moves (GCC bug 54412): AVX2 stays off there, SSE2 does the lanes.
+ */
+#if defined(_WIN32) && !defined(IK_NO_AVX2)
+#define IK_NO_AVX2
+#endif
+
 #if defined(IK_NO_LANES) || !(defined(__GNUC__) || defined(__clang__))
 #define IK_LANES 0
 #elif defined(__x86_64__)

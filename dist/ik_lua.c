@@ -4,8 +4,18 @@
 
 /* ---- src/ik_lua_compat.h ---- */
 /*
- * ik_lua_compat.h - the few differences between the Lua 5.4 and the Lua 5.1 (LuaJIT 2.1) C
- * APIs that the binding meets, kept in one place so src/ik_lua.c reads the same for both.
+ * ik_lua_compat.h - the differences between the C APIs of Lua 5.1, 5.2, 5.3, 5.4 and LuaJIT
+ * 2.1 that the binding meets, kept in one place so src/ik_lua.c reads the same for all five.
+ * The binding is written against the 5.2+ auxiliary library; for plain Lua 5.1 this header
+ * supplies the few functions it lacks.
+ *
+ * Which build loads where (the dynamic loader resolves every symbol when Lua opens a C
+ * module): the 5.4 build needs lua_newuserdatauv and loads only in 5.4; the 5.2 and 5.3
+ * builds need lua_rawlen and lua_newuserdata and load in 5.2 and 5.3, where the runtime check
+ * below tells them apart; the LuaJIT build needs luaL_setfuncs and lua_objlen, so loads only
+ * in LuaJIT; the plain 5.1 build loads in Lua 5.1 and in LuaJIT, which keeps Lua 5.1's ABI
+ * for C modules. Any other pairing fails in the loader ("undefined symbol"), and
+ * lua/ik/init.lua turns that into a message that names the build the host needs.
  */
 #ifndef IK_LUA_COMPAT_H
 #define IK_LUA_COMPAT_H
@@ -13,13 +23,51 @@
 #include "lauxlib.h"
 #include "lua.h"
 
+#if !defined(LUA_VERSION_NUM) || LUA_VERSION_NUM < 501 || LUA_VERSION_NUM > 504
+#error "ik builds for Lua 5.1, 5.2, 5.3, 5.4 and LuaJIT 2.1"
+#endif
+
 /*
  * Plain Lua 5.1 lacks luaL_setfuncs, luaL_newlib, luaL_testudata and luaL_setmetatable;
- * LuaJIT 2.1 backports them (luaL_newlib as a macro, which is how we recognise it).
+ * LuaJIT 2.1 backports them (luaL_newlib as a macro, which is how we tell the two apart:
+ * luajit.h is not part of the headers a module includes). The fallbacks behave as 5.2's.
  */
-#if LUA_VERSION_NUM < 502 && !defined(luaL_newlib)
-#error "ik needs Lua 5.2 or later, or LuaJIT 2.1"
-#endif
+#if LUA_VERSION_NUM == 501 && !defined(luaL_newlib)
+
+/* 5.2's luaL_setfuncs: every function of l into the table below the nup upvalues on top. */
+static inline void ik_compat_setfuncs(lua_State *L, const luaL_Reg *l, int nup)
+{
+    int i;
+    luaL_checkstack(L, nup, "too many upvalues");
+    for (; l->name != NULL; l++) {
+        for (i = 0; i < nup; i++) lua_pushvalue(L, -nup);
+        lua_pushcclosure(L, l->func, nup);
+        lua_setfield(L, -(nup + 2), l->name);
+    }
+    lua_pop(L, nup);
+}
+#define luaL_setfuncs(L, l, nup) ik_compat_setfuncs((L), (l), (nup))
+
+#define luaL_newlibtable(L, l) lua_createtable((L), 0, (int)(sizeof(l) / sizeof((l)[0]) - 1))
+#define luaL_newlib(L, l) (luaL_newlibtable((L), (l)), luaL_setfuncs((L), (l), 0))
+
+/* 5.2's luaL_testudata: the userdata at ud if its metatable is tname's, else NULL. */
+static inline void *ik_compat_testudata(lua_State *L, int ud, const char *tname)
+{
+    void *p = lua_touserdata(L, ud);
+    int same;
+    if (p == NULL || !lua_getmetatable(L, ud)) return NULL;
+    luaL_getmetatable(L, tname);
+    same = lua_rawequal(L, -1, -2);
+    lua_pop(L, 2);
+    return same ? p : NULL;
+}
+#define luaL_testudata(L, ud, tname) ik_compat_testudata((L), (ud), (tname))
+
+/* 5.2's luaL_setmetatable: tname's metatable onto the value on top. */
+#define luaL_setmetatable(L, tname) (luaL_getmetatable((L), (tname)), lua_setmetatable((L), -2))
+
+#endif /* plain Lua 5.1 */
 
 #if LUA_VERSION_NUM < 502
 #define ik_lua_rawlen(L, idx) lua_objlen((L), (idx))
@@ -32,6 +80,58 @@
 #define ik_lua_newuserdata(L, size) lua_newuserdatauv((L), (size), 0)
 #else
 #define ik_lua_newuserdata(L, size) lua_newuserdata((L), (size))
+#endif
+
+/*
+ * ik_lua_check_version(L), first thing in luaopen_ik_core: a build for one Lua version that
+ * the loader let into another (a 5.2 build in 5.3, say, or the reverse: both export every
+ * symbol the other uses) would run with the wrong struct layouts and constants. It compares
+ * LUA_VERSION_NUM, fixed when the module was compiled, with the version of the running Lua,
+ * and raises an error naming both and the make target of the build the host needs.
+ *
+ * The running version comes from lua_version: a number in 5.4, a pointer to one in 5.2 and
+ * 5.3. Reading it as a pointer in 5.4 would crash, so the 5.2 and 5.3 checks also take the
+ * address of lua_newuserdata, which 5.4 does not export (it is a macro there): a 5.2 or 5.3
+ * build then always fails in 5.4's loader, before this code could run. Lua 5.1 has no
+ * lua_version (its builds and LuaJIT's rely on the loader alone); LuaJIT's returns 501.
+ */
+#if LUA_VERSION_NUM >= 502
+/* The make target that builds ik.core for the running Lua (version: 502 for 5.2, ...). */
+static inline const char *ik_compat_make_target(int version)
+{
+    switch (version) {
+    case 502: return "`make lua5.2` (build/lua5.2/ik/core.so)";
+    case 503: return "`make lua5.3` (build/lua5.3/ik/core.so)";
+    case 504: return "`make` (ik/core.so)";
+    default: return NULL;
+    }
+}
+
+static inline void ik_lua_check_version(lua_State *L)
+{
+    int running;
+    const char *target;
+#if LUA_VERSION_NUM >= 504
+    running = (int)lua_version(L);
+#else
+    /* A volatile read, so the compiler keeps the reference (see above). */
+    void *(*volatile not_in_5_4)(lua_State *, size_t) = lua_newuserdata;
+    const lua_Number *v = lua_version(L);
+    running = (not_in_5_4 != NULL && v != NULL) ? (int)*v : LUA_VERSION_NUM;
+#endif
+    if (running == LUA_VERSION_NUM) return;
+    target = ik_compat_make_target(running);
+    if (target == NULL)
+        luaL_error(L, "ik.core was built for Lua %d.%d but this is Lua %d.%d: ik builds for "
+                      "Lua 5.1 to 5.4 and LuaJIT 2.1 only",
+                   LUA_VERSION_NUM / 100, LUA_VERSION_NUM % 100, running / 100, running % 100);
+    luaL_error(L, "ik.core was built for Lua %d.%d but this is Lua %d.%d: build ik.core for "
+                  "Lua %d.%d with %s, or with `luarocks --lua-version=%d.%d make`",
+               LUA_VERSION_NUM / 100, LUA_VERSION_NUM % 100, running / 100, running % 100,
+               running / 100, running % 100, target, running / 100, running % 100);
+}
+#else
+#define ik_lua_check_version(L) ((void)(L))
 #endif
 
 #endif /* IK_LUA_COMPAT_H */
@@ -302,9 +402,12 @@ static void clear_tail(lua_State *L, int out, int from)
 /* KEEP[ud at index] = the value on top of the stack (popped); nil to forget. */
 static void keep(lua_State *L, int ud)
 {
+    /* Without lua_insert: a function in 5.2, a macro of 5.3's lua_rotate, so a 5.2 build
+       would not even load in 5.3 for the version check to say why (ik_lua_compat.h). */
     lua_pushvalue(L, ud);
-    lua_insert(L, -2);
+    lua_pushvalue(L, -2);
     lua_rawset(L, KEEP);
+    lua_pop(L, 1);
 }
 
 /* ---- module: stateless solves ---- */
@@ -1521,12 +1624,8 @@ static const ffi_api the_ffi_api = {
 static int mod_ffi(lua_State *L)
 {
     lua_pushlightuserdata(L, (void *)(size_t)&the_ffi_api);
-    lua_pushvalue(L, CHAIN_MT);
-    lua_getfield(L, -1, "__index");
-    lua_remove(L, -2);
-    lua_pushvalue(L, RIG_MT);
-    lua_getfield(L, -1, "__index");
-    lua_remove(L, -2);
+    lua_getfield(L, CHAIN_MT, "__index");
+    lua_getfield(L, RIG_MT, "__index");
     return 3;
 }
 
@@ -1651,6 +1750,7 @@ int luaopen_ik_core(lua_State *L);
 
 int luaopen_ik_core(lua_State *L)
 {
+    ik_lua_check_version(L);
     int chain_mt, rig_mt, keep_table;
     lua_newtable(L);
     chain_mt = lua_gettop(L);

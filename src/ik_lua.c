@@ -265,9 +265,12 @@ static void clear_tail(lua_State *L, int out, int from)
 /* KEEP[ud at index] = the value on top of the stack (popped); nil to forget. */
 static void keep(lua_State *L, int ud)
 {
+    /* Without lua_insert: a function in 5.2, a macro of 5.3's lua_rotate, so a 5.2 build
+       would not even load in 5.3 for the version check to say why (ik_lua_compat.h). */
     lua_pushvalue(L, ud);
-    lua_insert(L, -2);
+    lua_pushvalue(L, -2);
     lua_rawset(L, KEEP);
+    lua_pop(L, 1);
 }
 
 /* ---- module: stateless solves ---- */
@@ -1484,12 +1487,8 @@ static const ffi_api the_ffi_api = {
 static int mod_ffi(lua_State *L)
 {
     lua_pushlightuserdata(L, (void *)(size_t)&the_ffi_api);
-    lua_pushvalue(L, CHAIN_MT);
-    lua_getfield(L, -1, "__index");
-    lua_remove(L, -2);
-    lua_pushvalue(L, RIG_MT);
-    lua_getfield(L, -1, "__index");
-    lua_remove(L, -2);
+    lua_getfield(L, CHAIN_MT, "__index");
+    lua_getfield(L, RIG_MT, "__index");
     return 3;
 }
 
