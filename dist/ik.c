@@ -3827,7 +3827,9 @@ int ik_relax(ik_chain *c, ik_vec3 target, int m)
     ik_progress progress;
     int i, iter = 0, pinned = 0;
 
-    if (ik_joint_distance(c, m, target) <= s->tolerance) return 0;
+    /* No bone before the tip bone (a 1-bone chain with an orientation goal): nothing to
+       relax, the tip bone takes its goal afterwards (solve.c). */
+    if (m == 0 || ik_joint_distance(c, m, target) <= s->tolerance) return 0;
     /* A weight of 0 pins an interior joint: the escape bends only the bones after it. */
     for (i = 1; i < m; i++)
         if (c->weight[i] == 0) pinned = i;
