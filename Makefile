@@ -10,6 +10,8 @@
 #   make test     the modules, the busted specs under Lua 5.4, LuaJIT, 5.1, 5.2 and 5.3, the
 #                 C example, the engine host (examples/host/) and the test inside LÖVE
 #                 (spec/love/)
+#   make readme-check  the README's marked code blocks run as written (tools/readme_check.sh;
+#                 make test runs it too)
 #   make demo     the headless demo: a table of solves and SVG pictures in demo/out/
 #   make readme-picture   the same, and docs/demo.svg (the picture in the README)
 #   make bench    figures: ns per solve and per rig solve in C (bench/bench.c); the module
@@ -72,7 +74,7 @@ FUZZ_TIME   ?= 60
 FUZZ_BIN    := $(FUZZERS:%=build/fuzz/fuzz_%)
 REPLAY_BIN  := $(FUZZERS:%=build/replay/fuzz_%)
 
-.PHONY: all lib amalgamation luajit test test-asan test-valgrind test-tsan test-arm64 determinism demo readme-picture deps bench \
+.PHONY: all lib amalgamation luajit test readme-check test-asan test-valgrind test-tsan test-arm64 determinism demo readme-picture deps bench \
         bench-instr bench-spine fuzz-lua fuzz clang-deps clean rock-leftovers love love-screenshot
 
 all: ik/core.so libik.a build/examples/solve
@@ -228,6 +230,11 @@ deps:
 test: deps all luajit $(LUA_OTHER_MOD) build/examples/host $(LOVE_SPEC_IK) build/tests/edge_scale \
       build/tests/threads $(BATCH_TESTS) $(REPLAY_BIN)
 	@IK_SOURCES="$(CORE_SRC) $(BIND_SRC)" sh spec/run.sh
+
+# The README's examples: Lua under Lua 5.4 and LuaJIT, the LÖVE main.lua (inside LÖVE too
+# when it is installed), the C snippets built with the commands they show.
+readme-check: deps all luajit
+	@sh tools/readme_check.sh
 
 demo: deps ik/core.so
 	lua5.4 demo/demo.lua

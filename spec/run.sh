@@ -7,7 +7,8 @@
 #                            test and the batch test's three builds (one test each), then the libFuzzer
 #                            harnesses' committed corpus replayed by build/replay/fuzz_NAME
 #                            (one test each), the engine host build/examples/host (one
-#                            test) and the test inside LÖVE (spec/love/, its own counts)
+#                            test), the test inside LÖVE (spec/love/, its own counts) and
+#                            the README's examples (tools/readme_check.sh, its own counts)
 #   sh spec/run.sh asan      (make test-asan) the specs under Lua 5.4 with the module built
 #                            with AddressSanitizer and UndefinedBehaviorSanitizer
 #                            (build/asan/ik/core.so), the sanitizers' runtime preloaded
@@ -268,6 +269,28 @@ love_runtime() {
     fi
 }
 
+# The README's marked code blocks, run as written by tools/readme_check.sh: its own
+# `N passed, N failed`, added to ours, with each failure and the lines that say why.
+readme_examples() {
+    rc=0
+    sh tools/readme_check.sh >"$logs/readme.out" 2>&1 || rc=$?
+    counts=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$logs/readme.out" | tail -n 1)
+    if [ -z "$counts" ]; then
+        fail readme "tools/readme_check.sh stopped before its counts (exit status $rc); the end of $logs/readme.out:"
+        tail -n 15 "$logs/readme.out" | sed 's/^/    /'
+        return
+    fi
+    # shellcheck disable=SC2086 # "N passed, N failed": words 1 and 3
+    set -- $counts
+    awk '/^FAIL / { shown = 1; print; next } /^    / && shown { print; next } { shown = 0 }' "$logs/readme.out"
+    echo "README examples: $1 passed, $3 failed (tools/readme_check.sh, log $logs/readme.out)"
+    passed=$((passed + $1))
+    failed=$((failed + $3))
+    if [ "$rc" -ne 0 ] && [ "$3" -eq 0 ]; then
+        fail readme "tools/readme_check.sh exited with status $rc after its tests passed"
+    fi
+}
+
 case $mode in
 all)
     # The five VMs' runs take 30 to 45 s each here: two at a time (CI's machine has two
@@ -296,6 +319,7 @@ all)
     fuzz_corpus
     engine_host
     love_runtime
+    readme_examples
     ;;
 asan)
     # lua5.4 itself is not instrumented: the runtime (which has UBSan's handlers too) is
