@@ -43,7 +43,7 @@ CC      ?= cc
 CSTD    := -std=c99
 WARN    := -Wall -Wextra -pedantic -Wshadow -Wmissing-prototypes -Wstrict-prototypes \
            -Wcast-qual -Wpointer-arith -Wundef -Werror
-# No fused multiply-adds, so every build gives the same bits (README, Determinism):
+# No fused multiply-adds, so every build gives the same bits (docs/determinism.md):
 # -ffp-contract=off, and -fno-tree-slp-vectorize because GCC 12's vectorizer fuses the
 # quaternion products into vfmaddsub all the same once FMA is enabled (-march=native).
 FP_FLAGS := -ffp-contract=off -fno-tree-slp-vectorize

@@ -7,7 +7,7 @@
 # Also compared: the reference run again with glibc filling fresh memory with garbage
 # (MALLOC_PERTURB_: a result that read uninitialised memory would change). Reported but not
 # compared: the reference with libm's FMA code paths off (GLIBC_TUNABLES), which round sin,
-# cos, atan2 and acos differently (README, Determinism). Exit status 0 when all agree.
+# cos, atan2 and acos differently (docs/determinism.md). Exit status 0 when all agree.
 set -eu
 cd "$(dirname "$0")/.."
 dir=build/det
@@ -71,6 +71,6 @@ if cmp -s "$dir/$reference.out" "$dir/nofma.out"; then
 else
     echo "determinism: note: libm without its FMA code paths: $(diff "$dir/$reference.out" "$dir/nofma.out" |
         grep -c '^<' || true) lines differ (expected where the CPU has FMA: sin, cos, atan2, acos" \
-        "round differently; see the README)"
+        "round differently; see docs/determinism.md)"
 fi
 exit $status
