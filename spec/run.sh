@@ -282,7 +282,8 @@ readme_examples() {
     fi
     # shellcheck disable=SC2086 # "N passed, N failed": words 1 and 3
     set -- $counts
-    awk '/^FAIL / { shown = 1; print; next } /^    / && shown { print; next } { shown = 0 }' "$logs/readme.out"
+    awk '/^FAIL / { shown = 1; print; next } /^    / && shown { print; next } { shown = 0 }
+         /: skipped: / { print }' "$logs/readme.out"
     echo "README examples: $1 passed, $3 failed (tools/readme_check.sh, log $logs/readme.out)"
     passed=$((passed + $1))
     failed=$((failed + $3))
