@@ -1,6 +1,6 @@
 /*
  * bench.c - the C half of `make bench`: what a solve costs in the core (libik.a), against a
- * textbook FABRIK on plain arrays and an estimate of the machine's limit (issue 5).
+ * textbook FABRIK on plain arrays and an estimate of the machine's limit.
  *
  *   build/bench/bench                 every table (make bench)
  *   build/bench/bench --binding       ns (and spread) per 2D FABRIK solve of 10 bones, 10

@@ -2,7 +2,7 @@
 -- in plain Lua (bench/plain.lua), on the same targets in the same process; chains of 1, 2,
 -- 3 and 10 bones and batches of 64 tracking a moving target; rigs (bench/rigs.lua); the
 -- binding's share, the frame budget, bytes per chain and garbage per solve; at the end,
--- the figures against the goals of the performance issue.
+-- the figures against the speed goals (ratios to the hand-written Lua FABRIK).
 --   lua5.4 bench/lua_bench.lua                                  (from the repository root)
 --   IK_CPATH="build/luajit/?.so" luajit bench/lua_bench.lua
 --   lua5.4 bench/lua_bench.lua --calls N      N calls of a solve with nothing to do, for
@@ -952,7 +952,7 @@ end
 
 -- ---- against the goals ----
 
--- The goals of the performance issue: the least plain/module wanted, per VM; (e) and (f)
+-- The speed goals: the least plain/module wanted, per VM; (e) and (f)
 -- are held against Spine's Lua IK by make bench-spine.
 local GOALS = {
   ["LuaJIT"] = {a = 1.0, b = 1.2, c = 3, d = 1.2},
@@ -969,7 +969,7 @@ local labels = {
 }
 print(string.format([[
 
-== %s: against the goals of the performance issue ==
+== %s: against the speed goals ==
 Figures from the tables above (module and plain taking turns, the same targets); plain:
 bench/plain.lua's FABRIK. plain/module > 1: the module is faster. Goal: the least
 plain/module wanted under this VM.
