@@ -694,15 +694,19 @@ void ik_fabrik_put_base(ik_chain *chain);
 ik_vec2 ik_fab_step2_slow(ik_vec2 w, ik_real len, const ik_real *fallback);
 ik_vec3 ik_fab_step3_slow(ik_vec3 w, ik_real len, const ik_real *fallback);
 
-static inline int ik_fab_fast(ik_real d, ik_real q)
+/* q = len / d is only taken for d in range: 0 / 0 (a zero-length bone between coinciding
+   joints) would raise FE_INVALID. */
+static inline int ik_fab_fast(ik_real d, ik_real len, ik_real *q)
 {
-    return d > 1e-300 && d < 1e300 && q >= 1e-150 && q <= 1e300;
+    if (!(d > 1e-300 && d < 1e300)) return 0;
+    *q = len / d;
+    return *q >= 1e-150 && *q <= 1e300;
 }
 
 static IK_ALWAYS_INLINE ik_vec2 ik_fab_step2(ik_vec2 w, ik_real len, const ik_real *fallback)
 {
-    ik_real d = w.x * w.x + w.y * w.y, q = len / d;
-    if (ik_fab_fast(d, q)) {
+    ik_real d = w.x * w.x + w.y * w.y, q;
+    if (ik_fab_fast(d, len, &q)) {
         ik_real s = sqrt(d);
         return ik_v2(w.x * q * s, w.y * q * s);
     }
@@ -711,8 +715,8 @@ static IK_ALWAYS_INLINE ik_vec2 ik_fab_step2(ik_vec2 w, ik_real len, const ik_re
 
 static IK_ALWAYS_INLINE ik_vec3 ik_fab_step3(ik_vec3 w, ik_real len, const ik_real *fallback)
 {
-    ik_real d = w.x * w.x + w.y * w.y + w.z * w.z, q = len / d;
-    if (ik_fab_fast(d, q)) {
+    ik_real d = w.x * w.x + w.y * w.y + w.z * w.z, q;
+    if (ik_fab_fast(d, len, &q)) {
         ik_real s = sqrt(d);
         return ik_v3(w.x * q * s, w.y * q * s, w.z * q * s);
     }
@@ -2988,6 +2992,9 @@ static void run_group(ik_fab *const *queue, int count, int cap, passes_fn passes
 #define V_MUL _mm_mul_pd
 #define V_DIV _mm_div_pd
 #define V_SQRT _mm_sqrt_pd
+#define V_MIN _mm_min_pd
+#define V_MAX _mm_max_pd
+#define V_SET1 _mm_set1_pd
 /* The lanes (bits) where d is not in (1e-300, 1e300); where q is not in [1e-150, 1e300]. */
 #define V_OUT_D(d) (3 & ~_mm_movemask_pd(_mm_and_pd(_mm_cmpgt_pd(d, _mm_set1_pd(1e-300)), \
                                                        _mm_cmplt_pd(d, _mm_set1_pd(1e300)))))
@@ -3002,16 +3009,23 @@ static void run_group(ik_fab *const *queue, int count, int cap, passes_fn passes
  *   LANES_TARGET    the function attribute that enables it (or nothing)
  *   LANES_W         doubles in a vector
  *   V               the vector type; V_LOAD, V_STORE (aligned), V_ADD, V_SUB, V_MUL, V_DIV,
- *                   V_SQRT its operations, each exactly rounded as the scalar one
+ *                   V_SQRT, V_MIN, V_MAX its operations, each exactly rounded as the scalar one;
+ *                   V_SET1(x) x in every lane
  *   V_OUT_D(d)      the bits (lane 0 the lowest) of the lanes where d is not in (1e-300,
  *                   1e300); V_OUT_Q(q) where q is not in [1e-150, 1e300]
  *
  * The arithmetic is ik_fab_step2 / ik_fab_step3's, in the same order, so each lane computes
  * the bits ik_fabrik computes for its chain; a lane that needs the slow step takes it from
- * the scalar code. The passes end with each lane's tip distance from its target, as
+ * the scalar code. The fast step runs in every lane first, so a slow lane's numbers are held
+ * within the fast step's range (STEP_D, STEP_Q: the same bits in a fast lane), where no
+ * 0 * inf or inf / inf makes a NaN (coinciding joints, d == 0, raised FE_INVALID). The passes end with each lane's tip distance from its target, as
  * ik_joint_distance computes it (ik_v2_len, ik_v3_len: hypot where the square would
  * overflow or underflow).
  */
+
+/* d and q as the fast step has them, a slow lane's held within range (see the top). */
+#define STEP_D(d) V_MIN(V_MAX(d, V_SET1(1e-300)), V_SET1(1e300))
+#define STEP_Q(len, d) V_MIN(V_DIV(len, STEP_D(d)), V_SET1(1e301)) /* still out if it was */
 
 /* The scalar step for the lanes in `slow` (bits) of the vector at lane `first`, patched in. */
 static void LANES_NAME(patch)(const group *g, int bone, int first, int slow, ik_real *wx, ik_real *wy,
@@ -3076,7 +3090,7 @@ static LANES_TARGET void LANES_NAME(passes2)(group *g)
             V nx = V_LOAD(px + cap), ny = V_LOAD(py + cap);
             V wx = V_SUB(nx, V_LOAD(px)), wy = V_SUB(ny, V_LOAD(py));
             V d = V_ADD(V_MUL(wx, wx), V_MUL(wy, wy));
-            V q = V_DIV(V_LOAD(len + i * cap + k), d), s = V_SQRT(d);
+            V q = STEP_Q(V_LOAD(len + i * cap + k), d), s = V_SQRT(STEP_D(d));
             V sx = V_MUL(V_MUL(wx, q), s), sy = V_MUL(V_MUL(wy, q), s);
             int slow = (V_OUT_D(d) | V_OUT_Q(q)) & LANES_NAME(used)(g, k);
             if (slow) LANES_NAME(fix2)(g, i, k, slow, wx, wy, &sx, &sy);
@@ -3095,7 +3109,7 @@ static LANES_TARGET void LANES_NAME(passes2)(group *g)
             V fx = V_LOAD(px), fy = V_LOAD(py);
             V wx = V_SUB(V_LOAD(px + cap), fx), wy = V_SUB(V_LOAD(py + cap), fy);
             V d = V_ADD(V_MUL(wx, wx), V_MUL(wy, wy));
-            V q = V_DIV(V_LOAD(len + i * cap + k), d), s = V_SQRT(d);
+            V q = STEP_Q(V_LOAD(len + i * cap + k), d), s = V_SQRT(STEP_D(d));
             V sx = V_MUL(V_MUL(wx, q), s), sy = V_MUL(V_MUL(wy, q), s);
             int slow = (V_OUT_D(d) | V_OUT_Q(q)) & LANES_NAME(used)(g, k);
             if (slow) LANES_NAME(fix2)(g, i, k, slow, wx, wy, &sx, &sy);
@@ -3131,7 +3145,7 @@ static LANES_TARGET void LANES_NAME(passes3)(group *g)
             V nx = V_LOAD(px + cap), ny = V_LOAD(py + cap), nz = V_LOAD(pz + cap);
             V wx = V_SUB(nx, V_LOAD(px)), wy = V_SUB(ny, V_LOAD(py)), wz = V_SUB(nz, V_LOAD(pz));
             V d = V_ADD(V_ADD(V_MUL(wx, wx), V_MUL(wy, wy)), V_MUL(wz, wz));
-            V q = V_DIV(V_LOAD(len + i * cap + k), d), s = V_SQRT(d);
+            V q = STEP_Q(V_LOAD(len + i * cap + k), d), s = V_SQRT(STEP_D(d));
             V sx = V_MUL(V_MUL(wx, q), s), sy = V_MUL(V_MUL(wy, q), s), sz = V_MUL(V_MUL(wz, q), s);
             int slow = (V_OUT_D(d) | V_OUT_Q(q)) & LANES_NAME(used)(g, k);
             if (slow) LANES_NAME(fix3)(g, i, k, slow, wx, wy, wz, &sx, &sy, &sz);
@@ -3151,7 +3165,7 @@ static LANES_TARGET void LANES_NAME(passes3)(group *g)
             V fx = V_LOAD(px), fy = V_LOAD(py), fz = V_LOAD(pz);
             V wx = V_SUB(V_LOAD(px + cap), fx), wy = V_SUB(V_LOAD(py + cap), fy), wz = V_SUB(V_LOAD(pz + cap), fz);
             V d = V_ADD(V_ADD(V_MUL(wx, wx), V_MUL(wy, wy)), V_MUL(wz, wz));
-            V q = V_DIV(V_LOAD(len + i * cap + k), d), s = V_SQRT(d);
+            V q = STEP_Q(V_LOAD(len + i * cap + k), d), s = V_SQRT(STEP_D(d));
             V sx = V_MUL(V_MUL(wx, q), s), sy = V_MUL(V_MUL(wy, q), s), sz = V_MUL(V_MUL(wz, q), s);
             int slow = (V_OUT_D(d) | V_OUT_Q(q)) & LANES_NAME(used)(g, k);
             if (slow) LANES_NAME(fix3)(g, i, k, slow, wx, wy, wz, &sx, &sy, &sz);
@@ -3173,6 +3187,9 @@ static LANES_TARGET void LANES_NAME(passes3)(group *g)
                                        g->tz[k + l] - z[g->n * cap + k + l]);
     }
 }
+
+#undef STEP_D
+#undef STEP_Q
 #undef LANES_NAME
 #undef LANES_TARGET
 #undef LANES_W
@@ -3184,6 +3201,9 @@ static LANES_TARGET void LANES_NAME(passes3)(group *g)
 #undef V_MUL
 #undef V_DIV
 #undef V_SQRT
+#undef V_MIN
+#undef V_MAX
+#undef V_SET1
 #undef V_OUT_D
 #undef V_OUT_Q
 
@@ -3199,6 +3219,9 @@ static LANES_TARGET void LANES_NAME(passes3)(group *g)
 #define V_MUL _mm256_mul_pd
 #define V_DIV _mm256_div_pd
 #define V_SQRT _mm256_sqrt_pd
+#define V_MIN _mm256_min_pd
+#define V_MAX _mm256_max_pd
+#define V_SET1 _mm256_set1_pd
 #define V_OUT_D(d) (15 & ~_mm256_movemask_pd(_mm256_and_pd(_mm256_cmp_pd(d, _mm256_set1_pd(1e-300), _CMP_GT_OQ), \
                                                              _mm256_cmp_pd(d, _mm256_set1_pd(1e300), _CMP_LT_OQ))))
 #define V_OUT_Q(q) (15 & ~_mm256_movemask_pd(_mm256_and_pd(_mm256_cmp_pd(q, _mm256_set1_pd(1e-150), _CMP_GE_OQ), \
@@ -3212,16 +3235,23 @@ static LANES_TARGET void LANES_NAME(passes3)(group *g)
  *   LANES_TARGET    the function attribute that enables it (or nothing)
  *   LANES_W         doubles in a vector
  *   V               the vector type; V_LOAD, V_STORE (aligned), V_ADD, V_SUB, V_MUL, V_DIV,
- *                   V_SQRT its operations, each exactly rounded as the scalar one
+ *                   V_SQRT, V_MIN, V_MAX its operations, each exactly rounded as the scalar one;
+ *                   V_SET1(x) x in every lane
  *   V_OUT_D(d)      the bits (lane 0 the lowest) of the lanes where d is not in (1e-300,
  *                   1e300); V_OUT_Q(q) where q is not in [1e-150, 1e300]
  *
  * The arithmetic is ik_fab_step2 / ik_fab_step3's, in the same order, so each lane computes
  * the bits ik_fabrik computes for its chain; a lane that needs the slow step takes it from
- * the scalar code. The passes end with each lane's tip distance from its target, as
+ * the scalar code. The fast step runs in every lane first, so a slow lane's numbers are held
+ * within the fast step's range (STEP_D, STEP_Q: the same bits in a fast lane), where no
+ * 0 * inf or inf / inf makes a NaN (coinciding joints, d == 0, raised FE_INVALID). The passes end with each lane's tip distance from its target, as
  * ik_joint_distance computes it (ik_v2_len, ik_v3_len: hypot where the square would
  * overflow or underflow).
  */
+
+/* d and q as the fast step has them, a slow lane's held within range (see the top). */
+#define STEP_D(d) V_MIN(V_MAX(d, V_SET1(1e-300)), V_SET1(1e300))
+#define STEP_Q(len, d) V_MIN(V_DIV(len, STEP_D(d)), V_SET1(1e301)) /* still out if it was */
 
 /* The scalar step for the lanes in `slow` (bits) of the vector at lane `first`, patched in. */
 static void LANES_NAME(patch)(const group *g, int bone, int first, int slow, ik_real *wx, ik_real *wy,
@@ -3286,7 +3316,7 @@ static LANES_TARGET void LANES_NAME(passes2)(group *g)
             V nx = V_LOAD(px + cap), ny = V_LOAD(py + cap);
             V wx = V_SUB(nx, V_LOAD(px)), wy = V_SUB(ny, V_LOAD(py));
             V d = V_ADD(V_MUL(wx, wx), V_MUL(wy, wy));
-            V q = V_DIV(V_LOAD(len + i * cap + k), d), s = V_SQRT(d);
+            V q = STEP_Q(V_LOAD(len + i * cap + k), d), s = V_SQRT(STEP_D(d));
             V sx = V_MUL(V_MUL(wx, q), s), sy = V_MUL(V_MUL(wy, q), s);
             int slow = (V_OUT_D(d) | V_OUT_Q(q)) & LANES_NAME(used)(g, k);
             if (slow) LANES_NAME(fix2)(g, i, k, slow, wx, wy, &sx, &sy);
@@ -3305,7 +3335,7 @@ static LANES_TARGET void LANES_NAME(passes2)(group *g)
             V fx = V_LOAD(px), fy = V_LOAD(py);
             V wx = V_SUB(V_LOAD(px + cap), fx), wy = V_SUB(V_LOAD(py + cap), fy);
             V d = V_ADD(V_MUL(wx, wx), V_MUL(wy, wy));
-            V q = V_DIV(V_LOAD(len + i * cap + k), d), s = V_SQRT(d);
+            V q = STEP_Q(V_LOAD(len + i * cap + k), d), s = V_SQRT(STEP_D(d));
             V sx = V_MUL(V_MUL(wx, q), s), sy = V_MUL(V_MUL(wy, q), s);
             int slow = (V_OUT_D(d) | V_OUT_Q(q)) & LANES_NAME(used)(g, k);
             if (slow) LANES_NAME(fix2)(g, i, k, slow, wx, wy, &sx, &sy);
@@ -3341,7 +3371,7 @@ static LANES_TARGET void LANES_NAME(passes3)(group *g)
             V nx = V_LOAD(px + cap), ny = V_LOAD(py + cap), nz = V_LOAD(pz + cap);
             V wx = V_SUB(nx, V_LOAD(px)), wy = V_SUB(ny, V_LOAD(py)), wz = V_SUB(nz, V_LOAD(pz));
             V d = V_ADD(V_ADD(V_MUL(wx, wx), V_MUL(wy, wy)), V_MUL(wz, wz));
-            V q = V_DIV(V_LOAD(len + i * cap + k), d), s = V_SQRT(d);
+            V q = STEP_Q(V_LOAD(len + i * cap + k), d), s = V_SQRT(STEP_D(d));
             V sx = V_MUL(V_MUL(wx, q), s), sy = V_MUL(V_MUL(wy, q), s), sz = V_MUL(V_MUL(wz, q), s);
             int slow = (V_OUT_D(d) | V_OUT_Q(q)) & LANES_NAME(used)(g, k);
             if (slow) LANES_NAME(fix3)(g, i, k, slow, wx, wy, wz, &sx, &sy, &sz);
@@ -3361,7 +3391,7 @@ static LANES_TARGET void LANES_NAME(passes3)(group *g)
             V fx = V_LOAD(px), fy = V_LOAD(py), fz = V_LOAD(pz);
             V wx = V_SUB(V_LOAD(px + cap), fx), wy = V_SUB(V_LOAD(py + cap), fy), wz = V_SUB(V_LOAD(pz + cap), fz);
             V d = V_ADD(V_ADD(V_MUL(wx, wx), V_MUL(wy, wy)), V_MUL(wz, wz));
-            V q = V_DIV(V_LOAD(len + i * cap + k), d), s = V_SQRT(d);
+            V q = STEP_Q(V_LOAD(len + i * cap + k), d), s = V_SQRT(STEP_D(d));
             V sx = V_MUL(V_MUL(wx, q), s), sy = V_MUL(V_MUL(wy, q), s), sz = V_MUL(V_MUL(wz, q), s);
             int slow = (V_OUT_D(d) | V_OUT_Q(q)) & LANES_NAME(used)(g, k);
             if (slow) LANES_NAME(fix3)(g, i, k, slow, wx, wy, wz, &sx, &sy, &sz);
@@ -3383,6 +3413,9 @@ static LANES_TARGET void LANES_NAME(passes3)(group *g)
                                        g->tz[k + l] - z[g->n * cap + k + l]);
     }
 }
+
+#undef STEP_D
+#undef STEP_Q
 #endif
 
 static passes_fn lanes_passes(int dim)
@@ -3406,6 +3439,9 @@ static passes_fn lanes_passes(int dim)
 #define V_MUL vmulq_f64
 #define V_DIV vdivq_f64
 #define V_SQRT vsqrtq_f64
+#define V_MIN vminq_f64
+#define V_MAX vmaxq_f64
+#define V_SET1 vdupq_n_f64
 static inline int neon_out(uint64x2_t ok)
 {
     return (vgetq_lane_u64(ok, 0) ? 0 : 1) | (vgetq_lane_u64(ok, 1) ? 0 : 2);
@@ -3421,16 +3457,23 @@ static inline int neon_out(uint64x2_t ok)
  *   LANES_TARGET    the function attribute that enables it (or nothing)
  *   LANES_W         doubles in a vector
  *   V               the vector type; V_LOAD, V_STORE (aligned), V_ADD, V_SUB, V_MUL, V_DIV,
- *                   V_SQRT its operations, each exactly rounded as the scalar one
+ *                   V_SQRT, V_MIN, V_MAX its operations, each exactly rounded as the scalar one;
+ *                   V_SET1(x) x in every lane
  *   V_OUT_D(d)      the bits (lane 0 the lowest) of the lanes where d is not in (1e-300,
  *                   1e300); V_OUT_Q(q) where q is not in [1e-150, 1e300]
  *
  * The arithmetic is ik_fab_step2 / ik_fab_step3's, in the same order, so each lane computes
  * the bits ik_fabrik computes for its chain; a lane that needs the slow step takes it from
- * the scalar code. The passes end with each lane's tip distance from its target, as
+ * the scalar code. The fast step runs in every lane first, so a slow lane's numbers are held
+ * within the fast step's range (STEP_D, STEP_Q: the same bits in a fast lane), where no
+ * 0 * inf or inf / inf makes a NaN (coinciding joints, d == 0, raised FE_INVALID). The passes end with each lane's tip distance from its target, as
  * ik_joint_distance computes it (ik_v2_len, ik_v3_len: hypot where the square would
  * overflow or underflow).
  */
+
+/* d and q as the fast step has them, a slow lane's held within range (see the top). */
+#define STEP_D(d) V_MIN(V_MAX(d, V_SET1(1e-300)), V_SET1(1e300))
+#define STEP_Q(len, d) V_MIN(V_DIV(len, STEP_D(d)), V_SET1(1e301)) /* still out if it was */
 
 /* The scalar step for the lanes in `slow` (bits) of the vector at lane `first`, patched in. */
 static void LANES_NAME(patch)(const group *g, int bone, int first, int slow, ik_real *wx, ik_real *wy,
@@ -3495,7 +3538,7 @@ static LANES_TARGET void LANES_NAME(passes2)(group *g)
             V nx = V_LOAD(px + cap), ny = V_LOAD(py + cap);
             V wx = V_SUB(nx, V_LOAD(px)), wy = V_SUB(ny, V_LOAD(py));
             V d = V_ADD(V_MUL(wx, wx), V_MUL(wy, wy));
-            V q = V_DIV(V_LOAD(len + i * cap + k), d), s = V_SQRT(d);
+            V q = STEP_Q(V_LOAD(len + i * cap + k), d), s = V_SQRT(STEP_D(d));
             V sx = V_MUL(V_MUL(wx, q), s), sy = V_MUL(V_MUL(wy, q), s);
             int slow = (V_OUT_D(d) | V_OUT_Q(q)) & LANES_NAME(used)(g, k);
             if (slow) LANES_NAME(fix2)(g, i, k, slow, wx, wy, &sx, &sy);
@@ -3514,7 +3557,7 @@ static LANES_TARGET void LANES_NAME(passes2)(group *g)
             V fx = V_LOAD(px), fy = V_LOAD(py);
             V wx = V_SUB(V_LOAD(px + cap), fx), wy = V_SUB(V_LOAD(py + cap), fy);
             V d = V_ADD(V_MUL(wx, wx), V_MUL(wy, wy));
-            V q = V_DIV(V_LOAD(len + i * cap + k), d), s = V_SQRT(d);
+            V q = STEP_Q(V_LOAD(len + i * cap + k), d), s = V_SQRT(STEP_D(d));
             V sx = V_MUL(V_MUL(wx, q), s), sy = V_MUL(V_MUL(wy, q), s);
             int slow = (V_OUT_D(d) | V_OUT_Q(q)) & LANES_NAME(used)(g, k);
             if (slow) LANES_NAME(fix2)(g, i, k, slow, wx, wy, &sx, &sy);
@@ -3550,7 +3593,7 @@ static LANES_TARGET void LANES_NAME(passes3)(group *g)
             V nx = V_LOAD(px + cap), ny = V_LOAD(py + cap), nz = V_LOAD(pz + cap);
             V wx = V_SUB(nx, V_LOAD(px)), wy = V_SUB(ny, V_LOAD(py)), wz = V_SUB(nz, V_LOAD(pz));
             V d = V_ADD(V_ADD(V_MUL(wx, wx), V_MUL(wy, wy)), V_MUL(wz, wz));
-            V q = V_DIV(V_LOAD(len + i * cap + k), d), s = V_SQRT(d);
+            V q = STEP_Q(V_LOAD(len + i * cap + k), d), s = V_SQRT(STEP_D(d));
             V sx = V_MUL(V_MUL(wx, q), s), sy = V_MUL(V_MUL(wy, q), s), sz = V_MUL(V_MUL(wz, q), s);
             int slow = (V_OUT_D(d) | V_OUT_Q(q)) & LANES_NAME(used)(g, k);
             if (slow) LANES_NAME(fix3)(g, i, k, slow, wx, wy, wz, &sx, &sy, &sz);
@@ -3570,7 +3613,7 @@ static LANES_TARGET void LANES_NAME(passes3)(group *g)
             V fx = V_LOAD(px), fy = V_LOAD(py), fz = V_LOAD(pz);
             V wx = V_SUB(V_LOAD(px + cap), fx), wy = V_SUB(V_LOAD(py + cap), fy), wz = V_SUB(V_LOAD(pz + cap), fz);
             V d = V_ADD(V_ADD(V_MUL(wx, wx), V_MUL(wy, wy)), V_MUL(wz, wz));
-            V q = V_DIV(V_LOAD(len + i * cap + k), d), s = V_SQRT(d);
+            V q = STEP_Q(V_LOAD(len + i * cap + k), d), s = V_SQRT(STEP_D(d));
             V sx = V_MUL(V_MUL(wx, q), s), sy = V_MUL(V_MUL(wy, q), s), sz = V_MUL(V_MUL(wz, q), s);
             int slow = (V_OUT_D(d) | V_OUT_Q(q)) & LANES_NAME(used)(g, k);
             if (slow) LANES_NAME(fix3)(g, i, k, slow, wx, wy, wz, &sx, &sy, &sz);
@@ -3592,6 +3635,9 @@ static LANES_TARGET void LANES_NAME(passes3)(group *g)
                                        g->tz[k + l] - z[g->n * cap + k + l]);
     }
 }
+
+#undef STEP_D
+#undef STEP_Q
 
 static passes_fn lanes_passes(int dim)
 {

@@ -7,16 +7,23 @@
  *   LANES_TARGET    the function attribute that enables it (or nothing)
  *   LANES_W         doubles in a vector
  *   V               the vector type; V_LOAD, V_STORE (aligned), V_ADD, V_SUB, V_MUL, V_DIV,
- *                   V_SQRT its operations, each exactly rounded as the scalar one
+ *                   V_SQRT, V_MIN, V_MAX its operations, each exactly rounded as the scalar one;
+ *                   V_SET1(x) x in every lane
  *   V_OUT_D(d)      the bits (lane 0 the lowest) of the lanes where d is not in (1e-300,
  *                   1e300); V_OUT_Q(q) where q is not in [1e-150, 1e300]
  *
  * The arithmetic is ik_fab_step2 / ik_fab_step3's, in the same order, so each lane computes
  * the bits ik_fabrik computes for its chain; a lane that needs the slow step takes it from
- * the scalar code. The passes end with each lane's tip distance from its target, as
+ * the scalar code. The fast step runs in every lane first, so a slow lane's numbers are held
+ * within the fast step's range (STEP_D, STEP_Q: the same bits in a fast lane), where no
+ * 0 * inf or inf / inf makes a NaN (coinciding joints, d == 0, raised FE_INVALID). The passes end with each lane's tip distance from its target, as
  * ik_joint_distance computes it (ik_v2_len, ik_v3_len: hypot where the square would
  * overflow or underflow).
  */
+
+/* d and q as the fast step has them, a slow lane's held within range (see the top). */
+#define STEP_D(d) V_MIN(V_MAX(d, V_SET1(1e-300)), V_SET1(1e300))
+#define STEP_Q(len, d) V_MIN(V_DIV(len, STEP_D(d)), V_SET1(1e301)) /* still out if it was */
 
 /* The scalar step for the lanes in `slow` (bits) of the vector at lane `first`, patched in. */
 static void LANES_NAME(patch)(const group *g, int bone, int first, int slow, ik_real *wx, ik_real *wy,
@@ -81,7 +88,7 @@ static LANES_TARGET void LANES_NAME(passes2)(group *g)
             V nx = V_LOAD(px + cap), ny = V_LOAD(py + cap);
             V wx = V_SUB(nx, V_LOAD(px)), wy = V_SUB(ny, V_LOAD(py));
             V d = V_ADD(V_MUL(wx, wx), V_MUL(wy, wy));
-            V q = V_DIV(V_LOAD(len + i * cap + k), d), s = V_SQRT(d);
+            V q = STEP_Q(V_LOAD(len + i * cap + k), d), s = V_SQRT(STEP_D(d));
             V sx = V_MUL(V_MUL(wx, q), s), sy = V_MUL(V_MUL(wy, q), s);
             int slow = (V_OUT_D(d) | V_OUT_Q(q)) & LANES_NAME(used)(g, k);
             if (slow) LANES_NAME(fix2)(g, i, k, slow, wx, wy, &sx, &sy);
@@ -100,7 +107,7 @@ static LANES_TARGET void LANES_NAME(passes2)(group *g)
             V fx = V_LOAD(px), fy = V_LOAD(py);
             V wx = V_SUB(V_LOAD(px + cap), fx), wy = V_SUB(V_LOAD(py + cap), fy);
             V d = V_ADD(V_MUL(wx, wx), V_MUL(wy, wy));
-            V q = V_DIV(V_LOAD(len + i * cap + k), d), s = V_SQRT(d);
+            V q = STEP_Q(V_LOAD(len + i * cap + k), d), s = V_SQRT(STEP_D(d));
             V sx = V_MUL(V_MUL(wx, q), s), sy = V_MUL(V_MUL(wy, q), s);
             int slow = (V_OUT_D(d) | V_OUT_Q(q)) & LANES_NAME(used)(g, k);
             if (slow) LANES_NAME(fix2)(g, i, k, slow, wx, wy, &sx, &sy);
@@ -136,7 +143,7 @@ static LANES_TARGET void LANES_NAME(passes3)(group *g)
             V nx = V_LOAD(px + cap), ny = V_LOAD(py + cap), nz = V_LOAD(pz + cap);
             V wx = V_SUB(nx, V_LOAD(px)), wy = V_SUB(ny, V_LOAD(py)), wz = V_SUB(nz, V_LOAD(pz));
             V d = V_ADD(V_ADD(V_MUL(wx, wx), V_MUL(wy, wy)), V_MUL(wz, wz));
-            V q = V_DIV(V_LOAD(len + i * cap + k), d), s = V_SQRT(d);
+            V q = STEP_Q(V_LOAD(len + i * cap + k), d), s = V_SQRT(STEP_D(d));
             V sx = V_MUL(V_MUL(wx, q), s), sy = V_MUL(V_MUL(wy, q), s), sz = V_MUL(V_MUL(wz, q), s);
             int slow = (V_OUT_D(d) | V_OUT_Q(q)) & LANES_NAME(used)(g, k);
             if (slow) LANES_NAME(fix3)(g, i, k, slow, wx, wy, wz, &sx, &sy, &sz);
@@ -156,7 +163,7 @@ static LANES_TARGET void LANES_NAME(passes3)(group *g)
             V fx = V_LOAD(px), fy = V_LOAD(py), fz = V_LOAD(pz);
             V wx = V_SUB(V_LOAD(px + cap), fx), wy = V_SUB(V_LOAD(py + cap), fy), wz = V_SUB(V_LOAD(pz + cap), fz);
             V d = V_ADD(V_ADD(V_MUL(wx, wx), V_MUL(wy, wy)), V_MUL(wz, wz));
-            V q = V_DIV(V_LOAD(len + i * cap + k), d), s = V_SQRT(d);
+            V q = STEP_Q(V_LOAD(len + i * cap + k), d), s = V_SQRT(STEP_D(d));
             V sx = V_MUL(V_MUL(wx, q), s), sy = V_MUL(V_MUL(wy, q), s), sz = V_MUL(V_MUL(wz, q), s);
             int slow = (V_OUT_D(d) | V_OUT_Q(q)) & LANES_NAME(used)(g, k);
             if (slow) LANES_NAME(fix3)(g, i, k, slow, wx, wy, wz, &sx, &sy, &sz);
@@ -178,3 +185,6 @@ static LANES_TARGET void LANES_NAME(passes3)(group *g)
                                        g->tz[k + l] - z[g->n * cap + k + l]);
     }
 }
+
+#undef STEP_D
+#undef STEP_Q
