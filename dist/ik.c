@@ -1671,6 +1671,13 @@ void ik_chain_clear_target(ik_chain *c)
 /* How far short of a half turn a swing stops on a bone with a twist limit (radians). */
 #define HALF_TURN_MARGIN 1e-6
 
+/*
+ * How far beyond a bound a rotation still counts as within it (radians): a rotation the
+ * clamp put on a bound reads back a rounding beyond it, and must be kept as it is, to the
+ * bit, by the next clamp (mix 0 then kept the pose only to a few ulps).
+ */
+#define LIMIT_ROUNDING 1e-12
+
 /* a moved within [min, max] (wrapped angles, min <= max): the nearer bound around the circle. */
 static ik_real clamp_circular(ik_real a, ik_real min, ik_real max)
 {
@@ -1703,7 +1710,8 @@ ik_quat ik_limit_rotation(const ik_limit *limit, ik_quat q)
         ik_vec3 off_axis = ik_v3_cross(ik_v3(q.x, q.y, q.z), limit->axis);
         angle = clamp_circular(raw, limit->min, limit->max);
         /* Already a turn about the axis, within range (to rounding): returned as it is. */
-        if (angle == raw && ik_v3_len(off_axis) <= 1e-15) return q;
+        if (fabs(ik_wrap_angle(raw - angle)) <= LIMIT_ROUNDING && ik_v3_len(off_axis) <= 1e-15)
+            return q;
         return ik_q_axis_angle(limit->axis, angle);
     }
     if (!(limit->flags & (IK_LIMIT_CONE | IK_LIMIT_TWIST))) return q;
@@ -1723,9 +1731,9 @@ ik_quat ik_limit_rotation(const ik_limit *limit, ik_quat q)
     twist_held = (limit->flags & IK_LIMIT_TWIST)
                      ? clamp_circular(angle, limit->twist_min, limit->twist_max)
                      : angle;
-    cone_held = !(s > 0 && 2 * atan2(s, swing.w) > max_swing);
+    cone_held = !(s > 0 && 2 * atan2(s, swing.w) > max_swing + LIMIT_ROUNDING);
     /* Within its limits, a rotation is returned as it is, to the bit. */
-    if (twist_held == angle && cone_held) return q;
+    if (fabs(ik_wrap_angle(angle - twist_held)) <= LIMIT_ROUNDING && cone_held) return q;
     twist = ik_q_axis_angle(x_axis, twist_held);
     if (!cone_held) swing = ik_q_axis_angle(ik_v3(0, swing.y / s, swing.z / s), max_swing);
     return ik_q_normalize(ik_q_mul(swing, twist));
@@ -3027,15 +3035,29 @@ static void run_group(ik_fab *const *queue, int count, int cap, passes_fn passes
 #define STEP_D(d) V_MIN(V_MAX(d, V_SET1(1e-300)), V_SET1(1e300))
 #define STEP_Q(len, d) V_MIN(V_DIV(len, STEP_D(d)), V_SET1(1e301)) /* still out if it was */
 
-/* The scalar step for the lanes in `slow` (bits) of the vector at lane `first`, patched in. */
+/* Lanes of the vector at lane `first` that hold a chain (the last vector may be partly empty). */
+static inline int LANES_NAME(used)(const group *g, int first)
+{
+    int left = g->live - first;
+    return left >= LANES_W ? (1 << LANES_W) - 1 : (1 << left) - 1;
+}
+
+/* The scalar step for the lanes in `slow` (bits) of the vector at lane `first`, patched in;
+   a lane without a chain (past live) does not move, so its numbers stay finite (an inf left
+   there would make inf - inf in the next pass). */
 static void LANES_NAME(patch)(const group *g, int bone, int first, int slow, ik_real *wx, ik_real *wy,
                                            ik_real *wz, ik_real *sx, ik_real *sy, ik_real *sz)
 {
-    int l;
+    int l, used = LANES_NAME(used)(g, first);
     for (l = 0; l < LANES_W; l++) {
         const ik_chain *c;
         ik_real len;
         if (!(slow >> l & 1)) continue;
+        if (!(used >> l & 1)) { /* no chain: the lane stays where it is, finite */
+            sx[l] = sy[l] = 0;
+            if (sz) sz[l] = 0;
+            continue;
+        }
         c = g->fab[first + l]->c;
         len = g->len[(size_t)bone * g->cap + first + l];
         if (g->dim == 2) {
@@ -3066,13 +3088,6 @@ static LANES_TARGET void LANES_NAME(fix3)(const group *g, int bone, int first, i
     *sx = V_LOAD(bx), *sy = V_LOAD(by), *sz = V_LOAD(bz);
 }
 
-/* Lanes of the vector at lane `first` that hold a chain (the last vector may be partly empty). */
-static inline int LANES_NAME(used)(const group *g, int first)
-{
-    int left = g->live - first;
-    return left >= LANES_W ? (1 << LANES_W) - 1 : (1 << left) - 1;
-}
-
 static LANES_TARGET void LANES_NAME(passes2)(group *g)
 {
     const size_t cap = (size_t)g->cap;
@@ -3092,7 +3107,7 @@ static LANES_TARGET void LANES_NAME(passes2)(group *g)
             V d = V_ADD(V_MUL(wx, wx), V_MUL(wy, wy));
             V q = STEP_Q(V_LOAD(len + i * cap + k), d), s = V_SQRT(STEP_D(d));
             V sx = V_MUL(V_MUL(wx, q), s), sy = V_MUL(V_MUL(wy, q), s);
-            int slow = (V_OUT_D(d) | V_OUT_Q(q)) & LANES_NAME(used)(g, k);
+            int slow = V_OUT_D(d) | V_OUT_Q(q); /* lanes without a chain too: kept finite */
             if (slow) LANES_NAME(fix2)(g, i, k, slow, wx, wy, &sx, &sy);
             V_STORE(px, V_SUB(nx, sx));
             V_STORE(py, V_SUB(ny, sy));
@@ -3111,7 +3126,7 @@ static LANES_TARGET void LANES_NAME(passes2)(group *g)
             V d = V_ADD(V_MUL(wx, wx), V_MUL(wy, wy));
             V q = STEP_Q(V_LOAD(len + i * cap + k), d), s = V_SQRT(STEP_D(d));
             V sx = V_MUL(V_MUL(wx, q), s), sy = V_MUL(V_MUL(wy, q), s);
-            int slow = (V_OUT_D(d) | V_OUT_Q(q)) & LANES_NAME(used)(g, k);
+            int slow = V_OUT_D(d) | V_OUT_Q(q); /* lanes without a chain too: kept finite */
             if (slow) LANES_NAME(fix2)(g, i, k, slow, wx, wy, &sx, &sy);
             V_STORE(px + cap, V_ADD(fx, sx));
             V_STORE(py + cap, V_ADD(fy, sy));
@@ -3147,7 +3162,7 @@ static LANES_TARGET void LANES_NAME(passes3)(group *g)
             V d = V_ADD(V_ADD(V_MUL(wx, wx), V_MUL(wy, wy)), V_MUL(wz, wz));
             V q = STEP_Q(V_LOAD(len + i * cap + k), d), s = V_SQRT(STEP_D(d));
             V sx = V_MUL(V_MUL(wx, q), s), sy = V_MUL(V_MUL(wy, q), s), sz = V_MUL(V_MUL(wz, q), s);
-            int slow = (V_OUT_D(d) | V_OUT_Q(q)) & LANES_NAME(used)(g, k);
+            int slow = V_OUT_D(d) | V_OUT_Q(q); /* lanes without a chain too: kept finite */
             if (slow) LANES_NAME(fix3)(g, i, k, slow, wx, wy, wz, &sx, &sy, &sz);
             V_STORE(px, V_SUB(nx, sx));
             V_STORE(py, V_SUB(ny, sy));
@@ -3167,7 +3182,7 @@ static LANES_TARGET void LANES_NAME(passes3)(group *g)
             V d = V_ADD(V_ADD(V_MUL(wx, wx), V_MUL(wy, wy)), V_MUL(wz, wz));
             V q = STEP_Q(V_LOAD(len + i * cap + k), d), s = V_SQRT(STEP_D(d));
             V sx = V_MUL(V_MUL(wx, q), s), sy = V_MUL(V_MUL(wy, q), s), sz = V_MUL(V_MUL(wz, q), s);
-            int slow = (V_OUT_D(d) | V_OUT_Q(q)) & LANES_NAME(used)(g, k);
+            int slow = V_OUT_D(d) | V_OUT_Q(q); /* lanes without a chain too: kept finite */
             if (slow) LANES_NAME(fix3)(g, i, k, slow, wx, wy, wz, &sx, &sy, &sz);
             V_STORE(px + cap, V_ADD(fx, sx));
             V_STORE(py + cap, V_ADD(fy, sy));
@@ -3253,15 +3268,29 @@ static LANES_TARGET void LANES_NAME(passes3)(group *g)
 #define STEP_D(d) V_MIN(V_MAX(d, V_SET1(1e-300)), V_SET1(1e300))
 #define STEP_Q(len, d) V_MIN(V_DIV(len, STEP_D(d)), V_SET1(1e301)) /* still out if it was */
 
-/* The scalar step for the lanes in `slow` (bits) of the vector at lane `first`, patched in. */
+/* Lanes of the vector at lane `first` that hold a chain (the last vector may be partly empty). */
+static inline int LANES_NAME(used)(const group *g, int first)
+{
+    int left = g->live - first;
+    return left >= LANES_W ? (1 << LANES_W) - 1 : (1 << left) - 1;
+}
+
+/* The scalar step for the lanes in `slow` (bits) of the vector at lane `first`, patched in;
+   a lane without a chain (past live) does not move, so its numbers stay finite (an inf left
+   there would make inf - inf in the next pass). */
 static void LANES_NAME(patch)(const group *g, int bone, int first, int slow, ik_real *wx, ik_real *wy,
                                            ik_real *wz, ik_real *sx, ik_real *sy, ik_real *sz)
 {
-    int l;
+    int l, used = LANES_NAME(used)(g, first);
     for (l = 0; l < LANES_W; l++) {
         const ik_chain *c;
         ik_real len;
         if (!(slow >> l & 1)) continue;
+        if (!(used >> l & 1)) { /* no chain: the lane stays where it is, finite */
+            sx[l] = sy[l] = 0;
+            if (sz) sz[l] = 0;
+            continue;
+        }
         c = g->fab[first + l]->c;
         len = g->len[(size_t)bone * g->cap + first + l];
         if (g->dim == 2) {
@@ -3292,13 +3321,6 @@ static LANES_TARGET void LANES_NAME(fix3)(const group *g, int bone, int first, i
     *sx = V_LOAD(bx), *sy = V_LOAD(by), *sz = V_LOAD(bz);
 }
 
-/* Lanes of the vector at lane `first` that hold a chain (the last vector may be partly empty). */
-static inline int LANES_NAME(used)(const group *g, int first)
-{
-    int left = g->live - first;
-    return left >= LANES_W ? (1 << LANES_W) - 1 : (1 << left) - 1;
-}
-
 static LANES_TARGET void LANES_NAME(passes2)(group *g)
 {
     const size_t cap = (size_t)g->cap;
@@ -3318,7 +3340,7 @@ static LANES_TARGET void LANES_NAME(passes2)(group *g)
             V d = V_ADD(V_MUL(wx, wx), V_MUL(wy, wy));
             V q = STEP_Q(V_LOAD(len + i * cap + k), d), s = V_SQRT(STEP_D(d));
             V sx = V_MUL(V_MUL(wx, q), s), sy = V_MUL(V_MUL(wy, q), s);
-            int slow = (V_OUT_D(d) | V_OUT_Q(q)) & LANES_NAME(used)(g, k);
+            int slow = V_OUT_D(d) | V_OUT_Q(q); /* lanes without a chain too: kept finite */
             if (slow) LANES_NAME(fix2)(g, i, k, slow, wx, wy, &sx, &sy);
             V_STORE(px, V_SUB(nx, sx));
             V_STORE(py, V_SUB(ny, sy));
@@ -3337,7 +3359,7 @@ static LANES_TARGET void LANES_NAME(passes2)(group *g)
             V d = V_ADD(V_MUL(wx, wx), V_MUL(wy, wy));
             V q = STEP_Q(V_LOAD(len + i * cap + k), d), s = V_SQRT(STEP_D(d));
             V sx = V_MUL(V_MUL(wx, q), s), sy = V_MUL(V_MUL(wy, q), s);
-            int slow = (V_OUT_D(d) | V_OUT_Q(q)) & LANES_NAME(used)(g, k);
+            int slow = V_OUT_D(d) | V_OUT_Q(q); /* lanes without a chain too: kept finite */
             if (slow) LANES_NAME(fix2)(g, i, k, slow, wx, wy, &sx, &sy);
             V_STORE(px + cap, V_ADD(fx, sx));
             V_STORE(py + cap, V_ADD(fy, sy));
@@ -3373,7 +3395,7 @@ static LANES_TARGET void LANES_NAME(passes3)(group *g)
             V d = V_ADD(V_ADD(V_MUL(wx, wx), V_MUL(wy, wy)), V_MUL(wz, wz));
             V q = STEP_Q(V_LOAD(len + i * cap + k), d), s = V_SQRT(STEP_D(d));
             V sx = V_MUL(V_MUL(wx, q), s), sy = V_MUL(V_MUL(wy, q), s), sz = V_MUL(V_MUL(wz, q), s);
-            int slow = (V_OUT_D(d) | V_OUT_Q(q)) & LANES_NAME(used)(g, k);
+            int slow = V_OUT_D(d) | V_OUT_Q(q); /* lanes without a chain too: kept finite */
             if (slow) LANES_NAME(fix3)(g, i, k, slow, wx, wy, wz, &sx, &sy, &sz);
             V_STORE(px, V_SUB(nx, sx));
             V_STORE(py, V_SUB(ny, sy));
@@ -3393,7 +3415,7 @@ static LANES_TARGET void LANES_NAME(passes3)(group *g)
             V d = V_ADD(V_ADD(V_MUL(wx, wx), V_MUL(wy, wy)), V_MUL(wz, wz));
             V q = STEP_Q(V_LOAD(len + i * cap + k), d), s = V_SQRT(STEP_D(d));
             V sx = V_MUL(V_MUL(wx, q), s), sy = V_MUL(V_MUL(wy, q), s), sz = V_MUL(V_MUL(wz, q), s);
-            int slow = (V_OUT_D(d) | V_OUT_Q(q)) & LANES_NAME(used)(g, k);
+            int slow = V_OUT_D(d) | V_OUT_Q(q); /* lanes without a chain too: kept finite */
             if (slow) LANES_NAME(fix3)(g, i, k, slow, wx, wy, wz, &sx, &sy, &sz);
             V_STORE(px + cap, V_ADD(fx, sx));
             V_STORE(py + cap, V_ADD(fy, sy));
@@ -3475,15 +3497,29 @@ static inline int neon_out(uint64x2_t ok)
 #define STEP_D(d) V_MIN(V_MAX(d, V_SET1(1e-300)), V_SET1(1e300))
 #define STEP_Q(len, d) V_MIN(V_DIV(len, STEP_D(d)), V_SET1(1e301)) /* still out if it was */
 
-/* The scalar step for the lanes in `slow` (bits) of the vector at lane `first`, patched in. */
+/* Lanes of the vector at lane `first` that hold a chain (the last vector may be partly empty). */
+static inline int LANES_NAME(used)(const group *g, int first)
+{
+    int left = g->live - first;
+    return left >= LANES_W ? (1 << LANES_W) - 1 : (1 << left) - 1;
+}
+
+/* The scalar step for the lanes in `slow` (bits) of the vector at lane `first`, patched in;
+   a lane without a chain (past live) does not move, so its numbers stay finite (an inf left
+   there would make inf - inf in the next pass). */
 static void LANES_NAME(patch)(const group *g, int bone, int first, int slow, ik_real *wx, ik_real *wy,
                                            ik_real *wz, ik_real *sx, ik_real *sy, ik_real *sz)
 {
-    int l;
+    int l, used = LANES_NAME(used)(g, first);
     for (l = 0; l < LANES_W; l++) {
         const ik_chain *c;
         ik_real len;
         if (!(slow >> l & 1)) continue;
+        if (!(used >> l & 1)) { /* no chain: the lane stays where it is, finite */
+            sx[l] = sy[l] = 0;
+            if (sz) sz[l] = 0;
+            continue;
+        }
         c = g->fab[first + l]->c;
         len = g->len[(size_t)bone * g->cap + first + l];
         if (g->dim == 2) {
@@ -3514,13 +3550,6 @@ static LANES_TARGET void LANES_NAME(fix3)(const group *g, int bone, int first, i
     *sx = V_LOAD(bx), *sy = V_LOAD(by), *sz = V_LOAD(bz);
 }
 
-/* Lanes of the vector at lane `first` that hold a chain (the last vector may be partly empty). */
-static inline int LANES_NAME(used)(const group *g, int first)
-{
-    int left = g->live - first;
-    return left >= LANES_W ? (1 << LANES_W) - 1 : (1 << left) - 1;
-}
-
 static LANES_TARGET void LANES_NAME(passes2)(group *g)
 {
     const size_t cap = (size_t)g->cap;
@@ -3540,7 +3569,7 @@ static LANES_TARGET void LANES_NAME(passes2)(group *g)
             V d = V_ADD(V_MUL(wx, wx), V_MUL(wy, wy));
             V q = STEP_Q(V_LOAD(len + i * cap + k), d), s = V_SQRT(STEP_D(d));
             V sx = V_MUL(V_MUL(wx, q), s), sy = V_MUL(V_MUL(wy, q), s);
-            int slow = (V_OUT_D(d) | V_OUT_Q(q)) & LANES_NAME(used)(g, k);
+            int slow = V_OUT_D(d) | V_OUT_Q(q); /* lanes without a chain too: kept finite */
             if (slow) LANES_NAME(fix2)(g, i, k, slow, wx, wy, &sx, &sy);
             V_STORE(px, V_SUB(nx, sx));
             V_STORE(py, V_SUB(ny, sy));
@@ -3559,7 +3588,7 @@ static LANES_TARGET void LANES_NAME(passes2)(group *g)
             V d = V_ADD(V_MUL(wx, wx), V_MUL(wy, wy));
             V q = STEP_Q(V_LOAD(len + i * cap + k), d), s = V_SQRT(STEP_D(d));
             V sx = V_MUL(V_MUL(wx, q), s), sy = V_MUL(V_MUL(wy, q), s);
-            int slow = (V_OUT_D(d) | V_OUT_Q(q)) & LANES_NAME(used)(g, k);
+            int slow = V_OUT_D(d) | V_OUT_Q(q); /* lanes without a chain too: kept finite */
             if (slow) LANES_NAME(fix2)(g, i, k, slow, wx, wy, &sx, &sy);
             V_STORE(px + cap, V_ADD(fx, sx));
             V_STORE(py + cap, V_ADD(fy, sy));
@@ -3595,7 +3624,7 @@ static LANES_TARGET void LANES_NAME(passes3)(group *g)
             V d = V_ADD(V_ADD(V_MUL(wx, wx), V_MUL(wy, wy)), V_MUL(wz, wz));
             V q = STEP_Q(V_LOAD(len + i * cap + k), d), s = V_SQRT(STEP_D(d));
             V sx = V_MUL(V_MUL(wx, q), s), sy = V_MUL(V_MUL(wy, q), s), sz = V_MUL(V_MUL(wz, q), s);
-            int slow = (V_OUT_D(d) | V_OUT_Q(q)) & LANES_NAME(used)(g, k);
+            int slow = V_OUT_D(d) | V_OUT_Q(q); /* lanes without a chain too: kept finite */
             if (slow) LANES_NAME(fix3)(g, i, k, slow, wx, wy, wz, &sx, &sy, &sz);
             V_STORE(px, V_SUB(nx, sx));
             V_STORE(py, V_SUB(ny, sy));
@@ -3615,7 +3644,7 @@ static LANES_TARGET void LANES_NAME(passes3)(group *g)
             V d = V_ADD(V_ADD(V_MUL(wx, wx), V_MUL(wy, wy)), V_MUL(wz, wz));
             V q = STEP_Q(V_LOAD(len + i * cap + k), d), s = V_SQRT(STEP_D(d));
             V sx = V_MUL(V_MUL(wx, q), s), sy = V_MUL(V_MUL(wy, q), s), sz = V_MUL(V_MUL(wz, q), s);
-            int slow = (V_OUT_D(d) | V_OUT_Q(q)) & LANES_NAME(used)(g, k);
+            int slow = V_OUT_D(d) | V_OUT_Q(q); /* lanes without a chain too: kept finite */
             if (slow) LANES_NAME(fix3)(g, i, k, slow, wx, wy, wz, &sx, &sy, &sz);
             V_STORE(px + cap, V_ADD(fx, sx));
             V_STORE(py + cap, V_ADD(fy, sy));

@@ -424,6 +424,23 @@ describe("found by random calls", function()
         assert.are.equal(distance <= 1e-3, reached)
     end)
 
+    it("mix 0 keeps a pose its limits hold to the bit: a bone the clamp put on its cone or twist bound is not clamped again by a rounding", function()
+        local moved = 0
+        for k = 1, 60 do
+            local c = ik.chain3d({ 1, 1, 1 })
+            c:set_twist(2, -0.3, (k % 7) / 10 - 0.3)
+            c:set_cone(3, 0.3)
+            c:solve(2 * math.cos(k), 2 * math.sin(k), math.sin(7 * k))
+            c:configure({ mix = 0 })
+            local before = c:rotations()
+            c:solve(-1, 0.5 * math.cos(k), 0.2)
+            for i, v in ipairs(c:rotations()) do
+                if v ~= before[i] then moved = moved + 1 end
+            end
+        end
+        assert.are.equal(0, moved)
+    end)
+
     it("a rig with no goal leaves a stretched chain stretched: nothing moves", function()
         local c = ik.chain2d({ 1, 1 })
         c:configure({ stretch = true })

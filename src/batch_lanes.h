@@ -25,15 +25,29 @@
 #define STEP_D(d) V_MIN(V_MAX(d, V_SET1(1e-300)), V_SET1(1e300))
 #define STEP_Q(len, d) V_MIN(V_DIV(len, STEP_D(d)), V_SET1(1e301)) /* still out if it was */
 
-/* The scalar step for the lanes in `slow` (bits) of the vector at lane `first`, patched in. */
+/* Lanes of the vector at lane `first` that hold a chain (the last vector may be partly empty). */
+static inline int LANES_NAME(used)(const group *g, int first)
+{
+    int left = g->live - first;
+    return left >= LANES_W ? (1 << LANES_W) - 1 : (1 << left) - 1;
+}
+
+/* The scalar step for the lanes in `slow` (bits) of the vector at lane `first`, patched in;
+   a lane without a chain (past live) does not move, so its numbers stay finite (an inf left
+   there would make inf - inf in the next pass). */
 static void LANES_NAME(patch)(const group *g, int bone, int first, int slow, ik_real *wx, ik_real *wy,
                                            ik_real *wz, ik_real *sx, ik_real *sy, ik_real *sz)
 {
-    int l;
+    int l, used = LANES_NAME(used)(g, first);
     for (l = 0; l < LANES_W; l++) {
         const ik_chain *c;
         ik_real len;
         if (!(slow >> l & 1)) continue;
+        if (!(used >> l & 1)) { /* no chain: the lane stays where it is, finite */
+            sx[l] = sy[l] = 0;
+            if (sz) sz[l] = 0;
+            continue;
+        }
         c = g->fab[first + l]->c;
         len = g->len[(size_t)bone * g->cap + first + l];
         if (g->dim == 2) {
@@ -64,13 +78,6 @@ static LANES_TARGET void LANES_NAME(fix3)(const group *g, int bone, int first, i
     *sx = V_LOAD(bx), *sy = V_LOAD(by), *sz = V_LOAD(bz);
 }
 
-/* Lanes of the vector at lane `first` that hold a chain (the last vector may be partly empty). */
-static inline int LANES_NAME(used)(const group *g, int first)
-{
-    int left = g->live - first;
-    return left >= LANES_W ? (1 << LANES_W) - 1 : (1 << left) - 1;
-}
-
 static LANES_TARGET void LANES_NAME(passes2)(group *g)
 {
     const size_t cap = (size_t)g->cap;
@@ -90,7 +97,7 @@ static LANES_TARGET void LANES_NAME(passes2)(group *g)
             V d = V_ADD(V_MUL(wx, wx), V_MUL(wy, wy));
             V q = STEP_Q(V_LOAD(len + i * cap + k), d), s = V_SQRT(STEP_D(d));
             V sx = V_MUL(V_MUL(wx, q), s), sy = V_MUL(V_MUL(wy, q), s);
-            int slow = (V_OUT_D(d) | V_OUT_Q(q)) & LANES_NAME(used)(g, k);
+            int slow = V_OUT_D(d) | V_OUT_Q(q); /* lanes without a chain too: kept finite */
             if (slow) LANES_NAME(fix2)(g, i, k, slow, wx, wy, &sx, &sy);
             V_STORE(px, V_SUB(nx, sx));
             V_STORE(py, V_SUB(ny, sy));
@@ -109,7 +116,7 @@ static LANES_TARGET void LANES_NAME(passes2)(group *g)
             V d = V_ADD(V_MUL(wx, wx), V_MUL(wy, wy));
             V q = STEP_Q(V_LOAD(len + i * cap + k), d), s = V_SQRT(STEP_D(d));
             V sx = V_MUL(V_MUL(wx, q), s), sy = V_MUL(V_MUL(wy, q), s);
-            int slow = (V_OUT_D(d) | V_OUT_Q(q)) & LANES_NAME(used)(g, k);
+            int slow = V_OUT_D(d) | V_OUT_Q(q); /* lanes without a chain too: kept finite */
             if (slow) LANES_NAME(fix2)(g, i, k, slow, wx, wy, &sx, &sy);
             V_STORE(px + cap, V_ADD(fx, sx));
             V_STORE(py + cap, V_ADD(fy, sy));
@@ -145,7 +152,7 @@ static LANES_TARGET void LANES_NAME(passes3)(group *g)
             V d = V_ADD(V_ADD(V_MUL(wx, wx), V_MUL(wy, wy)), V_MUL(wz, wz));
             V q = STEP_Q(V_LOAD(len + i * cap + k), d), s = V_SQRT(STEP_D(d));
             V sx = V_MUL(V_MUL(wx, q), s), sy = V_MUL(V_MUL(wy, q), s), sz = V_MUL(V_MUL(wz, q), s);
-            int slow = (V_OUT_D(d) | V_OUT_Q(q)) & LANES_NAME(used)(g, k);
+            int slow = V_OUT_D(d) | V_OUT_Q(q); /* lanes without a chain too: kept finite */
             if (slow) LANES_NAME(fix3)(g, i, k, slow, wx, wy, wz, &sx, &sy, &sz);
             V_STORE(px, V_SUB(nx, sx));
             V_STORE(py, V_SUB(ny, sy));
@@ -165,7 +172,7 @@ static LANES_TARGET void LANES_NAME(passes3)(group *g)
             V d = V_ADD(V_ADD(V_MUL(wx, wx), V_MUL(wy, wy)), V_MUL(wz, wz));
             V q = STEP_Q(V_LOAD(len + i * cap + k), d), s = V_SQRT(STEP_D(d));
             V sx = V_MUL(V_MUL(wx, q), s), sy = V_MUL(V_MUL(wy, q), s), sz = V_MUL(V_MUL(wz, q), s);
-            int slow = (V_OUT_D(d) | V_OUT_Q(q)) & LANES_NAME(used)(g, k);
+            int slow = V_OUT_D(d) | V_OUT_Q(q); /* lanes without a chain too: kept finite */
             if (slow) LANES_NAME(fix3)(g, i, k, slow, wx, wy, wz, &sx, &sy, &sz);
             V_STORE(px + cap, V_ADD(fx, sx));
             V_STORE(py + cap, V_ADD(fy, sy));

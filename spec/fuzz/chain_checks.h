@@ -262,6 +262,13 @@ static inline void check_sound(const slot *s, const char *what)
 
 /* ---- arguments ---- */
 
+static inline unsigned length_errors(ik_real v)
+{
+    if (!isfinite(v)) return BIT(IK_ERR_NOT_FINITE);
+    if (v < 0) return BIT(IK_ERR_NEGATIVE);
+    return v > IK_MAX_COORD ? BIT(IK_ERR_RANGE) : 0;
+}
+
 /* An index: mostly in 0..count-1, sometimes just past it or far out. */
 static inline int take_index(reader *r, int count)
 {

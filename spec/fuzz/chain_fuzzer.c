@@ -28,6 +28,7 @@
 #define MAX_OPS 200
 
 static slot slots[MAX_CHAINS];
+static int trace; /* IK_FUZZ_TRACE=1: each operation on stderr */
 
 /* ---- building ---- */
 
@@ -53,13 +54,6 @@ static int take_count(reader *r)
     uint8_t v = take_u8(r);
     if (v < 240) return 1 + v % MAX_BONES;
     return bad[v % 5];
-}
-
-static unsigned length_errors(ik_real v)
-{
-    if (!isfinite(v)) return BIT(IK_ERR_NOT_FINITE);
-    if (v < 0) return BIT(IK_ERR_NEGATIVE);
-    return v > IK_MAX_COORD ? BIT(IK_ERR_RANGE) : 0;
 }
 
 static void build(slot *s, reader *r)
@@ -235,6 +229,13 @@ static void check_solved(slot *s, const observed *before, const char *what)
     observed now;
     int i;
     observe(s, &now);
+    if (trace) {
+        fprintf(stderr, "  solver %d mix %.17g max_turn %.17g stretch %d escape %d in_limits %d\n",
+                st->solver, st->mix, st->max_turn, st->stretch, st->escape, s->in_limits);
+        for (i = 0; i < s->n * (s->dim == 2 ? 1 : 4); i++)
+            if (memcmp(&now.pose[i], &before->pose[i], sizeof(ik_real)) != 0)
+                fprintf(stderr, "  pose[%d] %.17g -> %.17g\n", i, before->pose[i], now.pose[i]);
+    }
     /* the limits win over mix and max_turn: only from a pose within them */
     if (s->in_limits && st->mix == 0 && !st->stretch)
         check_kept(before, &now, P_POSE, "a solve with mix 0");
@@ -747,6 +748,7 @@ static void operate(reader *r, slot *s)
         st = CORE(solve(c, solve_target, &res));
     }
 
+    if (trace) fprintf(stderr, "%s on chain %d: status %d\n", what, (int)(s - slots), st);
     if (expect) {
         CHECK((BIT(st) & expect) != 0, "%s: status %d, expected one of %#x", what, st, expect);
         CHECK(memcmp(raw, s->memory, s->size) == 0, "%s: a rejected call changed the chain", what);
@@ -777,6 +779,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     reader r;
     int count, k, ops;
     r.p = data, r.n = size;
+    trace = getenv("IK_FUZZ_TRACE") != NULL;
     count = 1 + take_u8(&r) % MAX_CHAINS;
     for (k = 0; k < count; k++) build(&slots[k], &r);
     /* operations need a chain in slot 0: a refused first build ends the input */

@@ -210,6 +210,8 @@ static ik_status core_result;
 #define CORE(expr) (before_core(), core_result = (expr), after_core(#expr), core_result)
 /* The same for a core call that returns nothing. */
 #define CORE_VOID(expr) (before_core(), (expr), after_core(#expr))
+/* The same for one that returns something else: lhs = expr. */
+#define CORE_SET(lhs, expr) (before_core(), (lhs) = (expr), after_core(#expr))
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
