@@ -64,7 +64,7 @@ LOVE_SPEC_IK := spec/love/ik/core.so spec/love/ik/init.lua spec/love/ik/love.lua
 LOVE_DEMO_IK := demo/love/ik/core.so demo/love/ik/init.lua demo/love/ik/love.lua
 
 # The libFuzzer harnesses (see `make fuzz` below).
-FUZZERS     := chain two_bone
+FUZZERS     := chain two_bone rig
 FUZZ_CC     ?= clang
 FUZZ_CFLAGS := $(CSTD) -g -O1 $(WARN) $(FP_FLAGS) -fno-omit-frame-pointer \
                -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all

@@ -4919,8 +4919,9 @@ static int two_bone_limb(rig_node *nd)
     int reached;
     if (nd->kids != 0 || nd->end != 2 || nd->top != 2 || c->limited) return 0;
     if (c->dim == 2) {
-        ik_vec3 now = ik_v3_sub(joint_at(c, 1), base);
-        int bend = to.x * now.y - to.y * now.x > 0 ? -1 : 1; /* 1: clockwise of the line */
+        /* tamed (scaled exactly) so the cross product cannot overflow to inf - inf */
+        ik_vec3 now = ik_v3_tame(ik_v3_sub(joint_at(c, 1), base)), line = ik_v3_tame(to);
+        int bend = line.x * now.y - line.y * now.x > 0 ? -1 : 1; /* 1: clockwise of the line */
         if (ik_two_bone_joint(to.x, to.y, c->length[0], c->length[1], bend, &j[0], &j[1], &reached) != IK_OK)
             return 0;
         j[2] = 0;
@@ -5130,7 +5131,8 @@ static ik_real goal_distance(const rig_node *nd)
     return ik_v3_len(ik_v3_sub(nd->goal, joint_at(nd->chain, nd->end)));
 }
 
-/* Chain nd posed from its joints (bones 0..hi-1), then its orientation goal, max_turn, limits. */
+/* Chain nd posed from its joints (bones 0..hi-1), then its orientation goal, max_turn, and
+   every bone's limits. */
 static void pose_chain(rig_node *nd)
 {
     ik_chain *c = nd->chain;
@@ -5140,10 +5142,10 @@ static void pose_chain(rig_node *nd)
     else c->stale_from = 0;
     ik_chain_fk(c);
     if (nd->end >= 0 && c->has_orientation) ik_orient_tip(c);
-    if (c->settings.max_turn < INFINITY) {
-        ik_hold_turns(c, c->settings.max_turn);
-        ik_chain_clamp_limits(c);
-    }
+    if (c->settings.max_turn < INFINITY) ik_hold_turns(c, c->settings.max_turn);
+    /* Every bone within its limits, those the passes did not pose too (a chain only carried
+       by its parent, or the bones past its goal): a solve leaves none outside. */
+    ik_chain_clamp_limits(c);
     ik_chain_fk(c);
 }
 

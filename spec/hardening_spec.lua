@@ -424,6 +424,24 @@ describe("found by random calls", function()
         assert.are.equal(distance <= 1e-3, reached)
     end)
 
+    it("a rig solve brings a chain its parent only carries within its limits (it has no goal of its own), 2D and 3D", function()
+        local p2, c2 = ik.chain2d({ 1, 1 }), ik.chain2d({ 1, 1 })
+        c2:attach(p2, 1)
+        c2:set_limit(1, 0.5, 1) -- its angle 0 is outside
+        p2:set_target(1, 1)
+        ik.rig({ p2, c2 }):solve()
+        assert.is_true(c2:angle(1) >= 0.5 - 1e-12 and c2:angle(1) <= 1 + 1e-12, "2D: " .. c2:angle(1))
+        local p3, c3 = ik.chain3d({ 1, 1 }), ik.chain3d({ 1, 1 })
+        c3:attach(p3, 1)
+        c3:set_hinge(1, 0, 0, 1, 0.5, 1) -- the identity is outside
+        p3:set_target(1, 1, 0)
+        ik.rig({ p3, c3 }):solve()
+        local w, x, y, z = c3:rotation(1)
+        local angle = 2 * math.atan(z, w)
+        assert.is_true(math.abs(x) < 1e-12 and math.abs(y) < 1e-12, "3D: off the hinge axis")
+        assert.is_true(angle >= 0.5 - 1e-12 and angle <= 1 + 1e-12, "3D: " .. angle)
+    end)
+
     it("mix 0 keeps a pose its limits hold to the bit: a bone the clamp put on its cone or twist bound is not clamped again by a rounding", function()
         local moved = 0
         for k = 1, 60 do
