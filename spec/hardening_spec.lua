@@ -459,6 +459,30 @@ describe("found by random calls", function()
         assert.are.equal(0, moved)
     end)
 
+    it("a rig whose goals' effector weights are subnormal next to another goal's solves as with tiny normal ones (1 / their sum overflowed: 0 * inf), FABRIK and relaxation", function()
+        local function solve(weight, solver)
+            local r, a, b, c = ik.chain2d({ 1, 1 }), ik.chain2d({ 1, 1 }), ik.chain2d({ 1, 1 }), ik.chain2d({ 1, 1 })
+            a:configure({ effector_weight = weight })
+            b:configure({ effector_weight = weight })
+            a:attach(r, 2, 0.5)
+            b:attach(r, 2, -0.5)
+            c:attach(r, 1, -1)
+            a:set_target(2, 2)
+            b:set_target(0, 3)
+            c:set_target(1, -1)
+            local rig = ik.rig({ r, a, b, c })
+            rig:configure({ solver = solver })
+            local _, distance = rig:solve()
+            return distance
+        end
+        for _, solver in ipairs({ "fabrik", "relax" }) do
+            local normal = solve(1e-300, solver)
+            for _, weight in ipairs({ 5e-324, 1e-310 }) do
+                assert.are.equal(normal, solve(weight, solver), solver .. " " .. weight)
+            end
+        end
+    end)
+
     it("a rig with no goal leaves a stretched chain stretched: nothing moves", function()
         local c = ik.chain2d({ 1, 1 })
         c:configure({ stretch = true })

@@ -314,14 +314,27 @@ static void merge(const ik_rig *rig, rig_node *nd, int j, int continues, const i
 {
     ik_chain *c = nd->chain;
     ik_vec3 sum = ik_v3(0, 0, 0), plain = sum, only = sum;
-    ik_real weight = 0;
+    ik_real weight = 0, most = continues ? nd->beyond[j] : 0;
     int k, n = 0;
+    /*
+     * The weights in units of the largest asking here, so their sum is at least 1: goals
+     * whose weights are subnormal next to another goal's elsewhere in the rig summed to a
+     * subnormal, and 1 / weight overflowed (0 * inf: FE_INVALID, a NaN centre).
+     */
+    if (nd->end == j && nd->weight > most) most = nd->weight;
+    for (k = 0; k < nd->kids; k++) {
+        int kid = rig->kid[nd->first + k];
+        if (rig->node[kid].parent_joint == j && pulls(rig, nd, kid) && rig->node[kid].subtree > most)
+            most = rig->node[kid].subtree;
+    }
+    if (!(most > 0)) most = 1;
 #define ASK(point, w)                                            \
     do {                                                         \
         ik_vec3 at_ = (point);                                   \
-        sum = ik_v3_add(sum, ik_v3_scale(at_, (w)));             \
+        ik_real w_ = (w) / most;                                 \
+        sum = ik_v3_add(sum, ik_v3_scale(at_, w_));              \
         plain = ik_v3_add(plain, at_), only = at_;               \
-        weight += (w), n++;                                      \
+        weight += w_, n++;                                       \
     } while (0)
     if (continues) ASK(joint_at(c, j), nd->beyond[j]);
     if (nd->end == j) ASK(nd->goal, nd->weight);
