@@ -366,9 +366,8 @@ static inline ik_settings take_settings(reader *r, const ik_settings *current)
     return s;
 }
 
-/* The status ik_chain_configure gives: ik_settings_validate's rules in its order, then the
-   chain's own. */
-static inline unsigned settings_errors(const ik_settings *s, const slot *c)
+/* The status ik_settings_validate gives: its rules in its order. */
+static inline unsigned validate_errors(const ik_settings *s)
 {
     if (s->iterations < 1) return BIT(IK_ERR_ITERATIONS);
     if (!(isfinite(s->tolerance) && s->tolerance >= 0)) return BIT(IK_ERR_TOLERANCE);
@@ -387,6 +386,14 @@ static inline unsigned settings_errors(const ik_settings *s, const slot *c)
         if (!isfinite(s->pole[0]) || !isfinite(s->pole[1]) || !isfinite(s->pole[2]) || zero)
             return BIT(IK_ERR_POLE);
     }
+    return 0;
+}
+
+/* The status ik_chain_configure gives: ik_settings_validate's, then the chain's own rules. */
+static inline unsigned settings_errors(const ik_settings *s, const slot *c)
+{
+    unsigned e = validate_errors(s);
+    if (e) return e;
     /* two_bone: 2 bones, or 3 for an orientation goal (checked when solving) */
     if (s->solver == IK_SOLVER_TWO_BONE && c->n != 2 && c->n != 3)
         return BIT(IK_ERR_NOT_TWO_BONE);
