@@ -28,7 +28,6 @@ typedef struct slot {
                       or the pose were last set */
 } slot;
 
-
 /* ---- what is observable, in parts ---- */
 
 enum {
@@ -395,8 +394,7 @@ static inline unsigned settings_errors(const ik_settings *s, const slot *c)
     unsigned e = validate_errors(s);
     if (e) return e;
     /* two_bone: 2 bones, or 3 for an orientation goal (checked when solving) */
-    if (s->solver == IK_SOLVER_TWO_BONE && c->n != 2 && c->n != 3)
-        return BIT(IK_ERR_NOT_TWO_BONE);
+    if (s->solver == IK_SOLVER_TWO_BONE && c->n != 2 && c->n != 3) return BIT(IK_ERR_NOT_TWO_BONE);
     if (s->use_pole && c->dim != 3) return BIT(IK_ERR_POLE);
     return 0;
 }

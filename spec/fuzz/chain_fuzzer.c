@@ -204,8 +204,8 @@ static void check_result(const slot *s, const ik_real *target, const ik_result *
         /* aiming: the distance is the angle between the tip bone and the target */
         CHECK(res->distance == res->angle_error, "%s: aim error %g", what, res->angle_error);
         CHECK(res->reached == (res->angle_error <= st->angle_tolerance), "%s: aim reached", what);
-        CHECK(res->iterations >= 0 && res->iterations <= st->iterations,
-              "%s: %d iterations of %d", what, res->iterations, st->iterations);
+        CHECK(res->iterations >= 0 && res->iterations <= st->iterations, "%s: %d iterations of %d",
+              what, res->iterations, st->iterations);
         return;
     }
     CHECK(oriented || res->angle_error == 0, "%s: angle error %g without an orientation goal", what,
@@ -271,10 +271,9 @@ static void solve_many(reader *r)
     for (k = 0; k < count; k++)
         for (d = 0; d < dim; d++) targets[k * dim + d] = targets[3 * k + d];
     for (k = 0; k < count && want_failed < 0; k++) {
-        unsigned e = of[k]->dim != dim
-                         ? BIT(IK_ERR_DIMENSION)
-                         : solve_errors(of[k], ik_chain_settings(chains[k])->solver,
-                                        kept ? NULL : &targets[k * dim]);
+        unsigned e = of[k]->dim != dim ? BIT(IK_ERR_DIMENSION)
+                                       : solve_errors(of[k], ik_chain_settings(chains[k])->solver,
+                                                      kept ? NULL : &targets[k * dim]);
         if (e) want_failed = k, expect = e;
     }
     for (k = 0; k < count; k++) {
@@ -556,7 +555,8 @@ static void operate(reader *r, slot *s)
     case OP_SET_TWIST:
         what = op == OP_SET_HINGE ? "set_hinge" : "set_twist";
         i = take_index(r, s->n);
-        for (k = 0; k < 3; k++) v[2 + k] = take_u8(r) < 128 ? (ik_real)(take_u8(r) % 3) - 1 : take_real(r);
+        for (k = 0; k < 3; k++)
+            v[2 + k] = take_u8(r) < 128 ? (ik_real)(take_u8(r) % 3) - 1 : take_real(r);
         v[0] = take_angle(r), v[1] = take_angle(r);
         if (take_u8(r) & 1) {
             ik_real lo = fmin(v[0], v[1]), hi = fmax(v[0], v[1]);
@@ -609,8 +609,8 @@ static void operate(reader *r, slot *s)
             ik_real j[3];
             joint3(s, k, j);
             for (i = 0; i < s->dim; i++)
-                points[s->dim * k + i] = how < 128 ? j[i] + (ik_real)(int8_t)take_u8(r) / 16.0
-                                                   : take_real(r);
+                points[s->dim * k + i] =
+                    how < 128 ? j[i] + (ik_real)(int8_t)take_u8(r) / 16.0 : take_real(r);
         }
         expect = coord_errors(points, s->dim * (s->n + 1));
         keep = P_LEN | P_WEIGHT | P_SETTINGS | P_LIMITS | P_GOALS | P_PARENT |
@@ -684,9 +684,12 @@ static void operate(reader *r, slot *s)
         joint = take_index(r, p->n + 1);
         v[0] = take_angle(r);
         for (k = 0; k < 4; k++) v[1 + k] = take_real(r);
-        if (s->dim != p->dim) expect = BIT(IK_ERR_DIMENSION);
-        else if (joint < 0 || joint > p->n) expect = BIT(IK_ERR_INDEX);
-        else if (seen.parent) expect = BIT(IK_ERR_ATTACHED);
+        if (s->dim != p->dim)
+            expect = BIT(IK_ERR_DIMENSION);
+        else if (joint < 0 || joint > p->n)
+            expect = BIT(IK_ERR_INDEX);
+        else if (seen.parent)
+            expect = BIT(IK_ERR_ATTACHED);
         for (x = p->chain; !expect && x; x = ik_chain_parent(x, NULL))
             if (x == c) expect = BIT(IK_ERR_CYCLE);
         has = take_u8(r) & 1; /* 3D: with a rotation */
@@ -731,9 +734,9 @@ static void operate(reader *r, slot *s)
     }
     if (solve) {
         int null_target = (take_u8(r) & 7) == 0;
-        ik_solver solver = solve == ik_chain_solve_fabrik ? IK_SOLVER_FABRIK
-                           : solve == ik_chain_solve_ccd   ? IK_SOLVER_CCD
-                           : solve == ik_chain_solve_relax ? IK_SOLVER_RELAX
+        ik_solver solver = solve == ik_chain_solve_fabrik     ? IK_SOLVER_FABRIK
+                           : solve == ik_chain_solve_ccd      ? IK_SOLVER_CCD
+                           : solve == ik_chain_solve_relax    ? IK_SOLVER_RELAX
                            : solve == ik_chain_solve_two_bone ? IK_SOLVER_TWO_BONE
                            : solve == ik_chain_solve_aim      ? IK_SOLVER_AIM
                                                               : ik_chain_settings(c)->solver;

@@ -120,8 +120,8 @@ static void build(reader *r)
             if (length_errors(lengths[i])) lengths[i] = 1;
         }
         memset(s, 0, sizeof *s);
-        CORE_SET(s->chain, d == 2 ? ik_chain2d_create(n, lengths, &st)
-                                  : ik_chain3d_create(n, lengths, &st));
+        CORE_SET(s->chain,
+                 d == 2 ? ik_chain2d_create(n, lengths, &st) : ik_chain3d_create(n, lengths, &st));
         CHECK(s->chain != NULL && st == IK_OK, "create: status %d", st);
         s->memory = s->chain, s->created = 1, s->dim = d, s->n = n;
         s->size = d == 2 ? ik_chain2d_size(n) : ik_chain3d_size(n);
@@ -361,7 +361,8 @@ static void solve_rig(void)
     CHECK(isfinite(res.distance) && res.distance >= 0, "rig_solve: distance %g", res.distance);
     CHECK(res.angle_error >= 0 && res.angle_error <= 3.14159265358979323847,
           "rig_solve: angle error %g", res.angle_error);
-    CHECK(res.reached == (res.distance <= set->tolerance && res.angle_error <= set->angle_tolerance),
+    CHECK(res.reached ==
+              (res.distance <= set->tolerance && res.angle_error <= set->angle_tolerance),
           "rig_solve: reached %d, distance %g, angle error %g", res.reached, res.distance,
           res.angle_error);
     CHECK(res.iterations >= 0 && res.iterations <= set->iterations, "rig_solve: %d iterations",
@@ -512,7 +513,8 @@ static void operate(reader *r)
         keep = P_ALL & ~P_LIMITS;
         if (!isfinite(v[0]) || !isfinite(v[1]))
             expect = BIT(IK_ERR_NOT_FINITE);
-        else if (!(-3.14159265358979323847 <= v[0] && v[0] <= v[1] && v[1] <= 3.14159265358979323847))
+        else if (!(-3.14159265358979323847 <= v[0] && v[0] <= v[1] &&
+                   v[1] <= 3.14159265358979323847))
             expect = BIT(IK_ERR_LIMIT_RANGE);
         if (s->dim == 2) {
             st = CORE(ik_chain2d_set_limit(c, i, v[0], v[1]));
@@ -552,7 +554,8 @@ static void operate(reader *r)
         break;
     case OP_SET_BASE:
         what = "set_base";
-        for (k = 0; k < 3; k++) v[k] = take_u8(r) < 192 ? (ik_real)(int8_t)take_u8(r) / 4 : take_real(r);
+        for (k = 0; k < 3; k++)
+            v[k] = take_u8(r) < 192 ? (ik_real)(int8_t)take_u8(r) / 4 : take_real(r);
         take_rotation(r, v + 3);
         keep = P_LEN | P_WEIGHT | P_POSE | P_SETTINGS | P_LIMITS | P_GOALS | P_PARENT;
         if (s->dim == 2) {
