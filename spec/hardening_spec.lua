@@ -483,6 +483,29 @@ describe("found by random calls", function()
         end
     end)
 
+    it("max_turn holds a 3D bone its cone and twist limits clamp: no bone turns by more than max_turn from a pose within its limits", function()
+        local worst = 0
+        for k = 1, 100 do
+            local c = ik.chain3d({ 1, 1, 1 })
+            c:set_cone(2, 0.5)
+            c:set_cone(3, 0.5)
+            c:set_twist(3, -0.2, 0.2)
+            c:configure({ max_turn = 1 })
+            c:solve(math.cos(k), math.sin(k), 0.3)
+            for j = 1, 3 do
+                local before = c:rotations()
+                c:solve(2 * math.cos(k * j * 1.7), 2 * math.sin(k * j * 0.3), math.cos(k + j))
+                local after = c:rotations()
+                for i = 1, 9, 4 do
+                    local w = 0
+                    for d = 0, 3 do w = w + before[i + d] * after[i + d] end
+                    worst = math.max(worst, 2 * math.acos(math.min(1, math.abs(w))))
+                end
+            end
+        end
+        assert.is_true(worst <= 1 + 1e-9, "turned by " .. worst)
+    end)
+
     it("a rig with no goal leaves a stretched chain stretched: nothing moves", function()
         local c = ik.chain2d({ 1, 1 })
         c:configure({ stretch = true })
