@@ -506,6 +506,23 @@ describe("found by random calls", function()
         assert.is_true(worst <= 1 + 1e-9, "turned by " .. worst)
     end)
 
+    it("a 3D bone folded back onto its chain (a half turn to the last bits) has a world rotation along its joints (1e-12)", function()
+        local worst = 0
+        for k = 1, 400 do
+            local e = 10 ^ -(4 + k % 9)
+            local c = ik.chain3d({ 1.328125, 1.328125 }, 0, 0, 0, 1, 0, e * math.sin(k), e * math.cos(k))
+            c:solve_fabrik(0, 0, 0) -- the target on the base: bone 2 reversed
+            local w, x, y, z = c:world_rotation(2)
+            local ax, ay, az = c:joint(2)
+            local bx, by, bz = c:joint(3)
+            local dx, dy, dz = bx - ax, by - ay, bz - az
+            local l = math.sqrt(dx * dx + dy * dy + dz * dz)
+            local ux, uy, uz = 1 - 2 * (y * y + z * z), 2 * (x * y + w * z), 2 * (x * z - w * y)
+            worst = math.max(worst, math.sqrt((ux - dx / l) ^ 2 + (uy - dy / l) ^ 2 + (uz - dz / l) ^ 2))
+        end
+        assert.is_true(worst < 1e-12, "off by " .. worst)
+    end)
+
     it("a rig with no goal leaves a stretched chain stretched: nothing moves", function()
         local c = ik.chain2d({ 1, 1 })
         c:configure({ stretch = true })

@@ -77,7 +77,11 @@ static void drop_snapshot(snapshot *sn)
 static void check_all_sound(const char *what)
 {
     int k;
-    for (k = 0; k < count_of_slots; k++) check_sound(&slots[k], what);
+    for (k = 0; k < count_of_slots; k++) {
+        char where[96];
+        snprintf(where, sizeof where, "%s (chain %d)", what, k);
+        check_sound(&slots[k], where);
+    }
 }
 
 static int slot_index(const ik_chain *c)
@@ -593,6 +597,23 @@ static void operate(reader *r)
         take_target(r, s, v);
         expect = solve_errors(s, ik_chain_settings(c)->solver, kept ? NULL : v);
         keep = P_LEN | P_WEIGHT | P_SETTINGS | P_LIMITS | P_PARENT | P_BASE | (kept ? P_GOALS : 0);
+        if (trace) {
+            const ik_settings *set = ik_chain_settings(c);
+            fprintf(stderr, "  solver %d, target %.17g %.17g %.17g%s, mix %g, max_turn %g, stretch %d\n",
+                    set->solver, v[0], v[1], v[2], kept ? " (kept)" : "", set->mix, set->max_turn,
+                    set->stretch);
+            for (i = 0; i <= s->n; i++) {
+                ik_real j[3];
+                joint3(s, i, j);
+                fprintf(stderr, "  joint %d: %.17g %.17g %.17g\n", i, j[0], j[1], j[2]);
+            }
+            for (i = 0; i < s->n && s->dim == 3; i++) {
+                ik_real q[4];
+                ik_chain3d_rotation(c, i, q);
+                fprintf(stderr, "  rotation %d: %.17g %.17g %.17g %.17g\n", i, q[0], q[1], q[2], q[3]);
+            }
+            for (i = 0; i < s->n; i++) fprintf(stderr, "  length %d: %.17g\n", i, s->lengths[i]);
+        }
         st = CORE(ik_chain_solve(c, kept ? NULL : v, &res));
         if (st == IK_OK) {
             CHECK(isfinite(res.distance) && res.distance >= 0, "solve: distance %g", res.distance);
