@@ -772,8 +772,10 @@ static void operate(reader *r, slot *s)
     }
     observe(s, &now);
     check_kept(&seen, &now, keep, what);
+    /* the chain, and those an operation on it may carry (a root other than s is untouched) */
     for (k = 0; k < MAX_CHAINS; k++)
-        if (slots[k].chain) check_sound(&slots[k], what);
+        if (slots[k].chain && (&slots[k] == s || ik_chain_parent(slots[k].chain, NULL)))
+            check_sound(&slots[k], what);
     free(raw);
 }
 
