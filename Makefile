@@ -66,7 +66,7 @@ LOVE_SPEC_IK := spec/love/ik/core.so spec/love/ik/init.lua spec/love/ik/love.lua
 LOVE_DEMO_IK := demo/love/ik/core.so demo/love/ik/init.lua demo/love/ik/love.lua
 
 # The libFuzzer harnesses (see `make fuzz` below).
-FUZZERS     := chain two_bone
+FUZZERS     := chain two_bone rig
 FUZZ_CC     ?= clang
 FUZZ_CFLAGS := $(CSTD) -g -O1 $(WARN) $(FP_FLAGS) -fno-omit-frame-pointer \
                -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
@@ -299,11 +299,11 @@ love-screenshot: deps $(LOVE_DEMO_IK)
 # libFuzzer, AddressSanitizer and UndefinedBehaviorSanitizer for `make fuzz`; built with the
 # plain compiler and spec/fuzz/replay.c for `make test`, which replays the committed corpus
 # spec/fuzz/corpus/NAME/ (where every crash found is kept) through the same checks.
-build/fuzz/fuzz_%: spec/fuzz/%_fuzzer.c spec/fuzz/fuzzer.h $(CORE_SRC) $(CORE_HDR) | clang-deps
+build/fuzz/fuzz_%: spec/fuzz/%_fuzzer.c spec/fuzz/fuzzer.h spec/fuzz/chain_checks.h $(CORE_SRC) $(CORE_HDR) | clang-deps
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -Isrc $< $(CORE_SRC) -o $@ -lm
 
-build/replay/fuzz_%: spec/fuzz/%_fuzzer.c spec/fuzz/fuzzer.h spec/fuzz/replay.c $(CORE_SRC) $(CORE_HDR)
+build/replay/fuzz_%: spec/fuzz/%_fuzzer.c spec/fuzz/fuzzer.h spec/fuzz/chain_checks.h spec/fuzz/replay.c $(CORE_SRC) $(CORE_HDR)
 	@mkdir -p $(@D)
 	$(CC) $(CSTD) -g $(OPT) $(WARN) $(FP_FLAGS) -Isrc $< spec/fuzz/replay.c $(CORE_SRC) -o $@ -lm
 

@@ -271,8 +271,12 @@ static inline ik_quat ik_q_from_to(ik_vec3 a, ik_vec3 b)
     /*
      * The cross product of nearly opposite vectors is small and carries an error of a few
      * ulps along a; taken out, the axis is perpendicular to a again, so turning a about it
-     * lands on b however far the axis itself is off.
+     * lands on b however far the axis itself is off. Taken out twice: when the cross product
+     * is nothing but that error (b opposite a to the last bits), what the first pass leaves
+     * is small and still 1e-8 along a (a reversed bone's world rotation was 7.5e-9 off).
      */
+    axis = ik_v3_tame(axis);
+    axis = ik_v3_sub(axis, ik_v3_scale(a, ik_v3_dot(a, axis)));
     axis = ik_v3_tame(axis);
     axis = ik_v3_sub(axis, ik_v3_scale(a, ik_v3_dot(a, axis)));
     s = ik_v3_len(axis);
@@ -694,15 +698,19 @@ void ik_fabrik_put_base(ik_chain *chain);
 ik_vec2 ik_fab_step2_slow(ik_vec2 w, ik_real len, const ik_real *fallback);
 ik_vec3 ik_fab_step3_slow(ik_vec3 w, ik_real len, const ik_real *fallback);
 
-static inline int ik_fab_fast(ik_real d, ik_real q)
+/* q = len / d is only taken for d in range: 0 / 0 (a zero-length bone between coinciding
+   joints) would raise FE_INVALID. */
+static inline int ik_fab_fast(ik_real d, ik_real len, ik_real *q)
 {
-    return d > 1e-300 && d < 1e300 && q >= 1e-150 && q <= 1e300;
+    if (!(d > 1e-300 && d < 1e300)) return 0;
+    *q = len / d;
+    return *q >= 1e-150 && *q <= 1e300;
 }
 
 static IK_ALWAYS_INLINE ik_vec2 ik_fab_step2(ik_vec2 w, ik_real len, const ik_real *fallback)
 {
-    ik_real d = w.x * w.x + w.y * w.y, q = len / d;
-    if (ik_fab_fast(d, q)) {
+    ik_real d = w.x * w.x + w.y * w.y, q;
+    if (ik_fab_fast(d, len, &q)) {
         ik_real s = sqrt(d);
         return ik_v2(w.x * q * s, w.y * q * s);
     }
@@ -711,8 +719,8 @@ static IK_ALWAYS_INLINE ik_vec2 ik_fab_step2(ik_vec2 w, ik_real len, const ik_re
 
 static IK_ALWAYS_INLINE ik_vec3 ik_fab_step3(ik_vec3 w, ik_real len, const ik_real *fallback)
 {
-    ik_real d = w.x * w.x + w.y * w.y + w.z * w.z, q = len / d;
-    if (ik_fab_fast(d, q)) {
+    ik_real d = w.x * w.x + w.y * w.y + w.z * w.z, q;
+    if (ik_fab_fast(d, len, &q)) {
         ik_real s = sqrt(d);
         return ik_v3(w.x * q * s, w.y * q * s, w.z * q * s);
     }
@@ -1667,6 +1675,13 @@ void ik_chain_clear_target(ik_chain *c)
 /* How far short of a half turn a swing stops on a bone with a twist limit (radians). */
 #define HALF_TURN_MARGIN 1e-6
 
+/*
+ * How far beyond a bound a rotation still counts as within it (radians): a rotation the
+ * clamp put on a bound reads back a rounding beyond it, and must be kept as it is, to the
+ * bit, by the next clamp (mix 0 then kept the pose only to a few ulps).
+ */
+#define LIMIT_ROUNDING 1e-12
+
 /* a moved within [min, max] (wrapped angles, min <= max): the nearer bound around the circle. */
 static ik_real clamp_circular(ik_real a, ik_real min, ik_real max)
 {
@@ -1699,7 +1714,8 @@ ik_quat ik_limit_rotation(const ik_limit *limit, ik_quat q)
         ik_vec3 off_axis = ik_v3_cross(ik_v3(q.x, q.y, q.z), limit->axis);
         angle = clamp_circular(raw, limit->min, limit->max);
         /* Already a turn about the axis, within range (to rounding): returned as it is. */
-        if (angle == raw && ik_v3_len(off_axis) <= 1e-15) return q;
+        if (fabs(ik_wrap_angle(raw - angle)) <= LIMIT_ROUNDING && ik_v3_len(off_axis) <= 1e-15)
+            return q;
         return ik_q_axis_angle(limit->axis, angle);
     }
     if (!(limit->flags & (IK_LIMIT_CONE | IK_LIMIT_TWIST))) return q;
@@ -1719,9 +1735,9 @@ ik_quat ik_limit_rotation(const ik_limit *limit, ik_quat q)
     twist_held = (limit->flags & IK_LIMIT_TWIST)
                      ? clamp_circular(angle, limit->twist_min, limit->twist_max)
                      : angle;
-    cone_held = !(s > 0 && 2 * atan2(s, swing.w) > max_swing);
+    cone_held = !(s > 0 && 2 * atan2(s, swing.w) > max_swing + LIMIT_ROUNDING);
     /* Within its limits, a rotation is returned as it is, to the bit. */
-    if (twist_held == angle && cone_held) return q;
+    if (fabs(ik_wrap_angle(angle - twist_held)) <= LIMIT_ROUNDING && cone_held) return q;
     twist = ik_q_axis_angle(x_axis, twist_held);
     if (!cone_held) swing = ik_q_axis_angle(ik_v3(0, swing.y / s, swing.z / s), max_swing);
     return ik_q_normalize(ik_q_mul(swing, twist));
@@ -2988,6 +3004,9 @@ static void run_group(ik_fab *const *queue, int count, int cap, passes_fn passes
 #define V_MUL _mm_mul_pd
 #define V_DIV _mm_div_pd
 #define V_SQRT _mm_sqrt_pd
+#define V_MIN _mm_min_pd
+#define V_MAX _mm_max_pd
+#define V_SET1 _mm_set1_pd
 /* The lanes (bits) where d is not in (1e-300, 1e300); where q is not in [1e-150, 1e300]. */
 #define V_OUT_D(d) (3 & ~_mm_movemask_pd(_mm_and_pd(_mm_cmpgt_pd(d, _mm_set1_pd(1e-300)), \
                                                        _mm_cmplt_pd(d, _mm_set1_pd(1e300)))))
@@ -3002,26 +3021,47 @@ static void run_group(ik_fab *const *queue, int count, int cap, passes_fn passes
  *   LANES_TARGET    the function attribute that enables it (or nothing)
  *   LANES_W         doubles in a vector
  *   V               the vector type; V_LOAD, V_STORE (aligned), V_ADD, V_SUB, V_MUL, V_DIV,
- *                   V_SQRT its operations, each exactly rounded as the scalar one
+ *                   V_SQRT, V_MIN, V_MAX its operations, each exactly rounded as the scalar one;
+ *                   V_SET1(x) x in every lane
  *   V_OUT_D(d)      the bits (lane 0 the lowest) of the lanes where d is not in (1e-300,
  *                   1e300); V_OUT_Q(q) where q is not in [1e-150, 1e300]
  *
  * The arithmetic is ik_fab_step2 / ik_fab_step3's, in the same order, so each lane computes
  * the bits ik_fabrik computes for its chain; a lane that needs the slow step takes it from
- * the scalar code. The passes end with each lane's tip distance from its target, as
+ * the scalar code. The fast step runs in every lane first, so a slow lane's numbers are held
+ * within the fast step's range (STEP_D, STEP_Q: the same bits in a fast lane), where no
+ * 0 * inf or inf / inf makes a NaN (coinciding joints, d == 0, raised FE_INVALID). The passes end with each lane's tip distance from its target, as
  * ik_joint_distance computes it (ik_v2_len, ik_v3_len: hypot where the square would
  * overflow or underflow).
  */
 
-/* The scalar step for the lanes in `slow` (bits) of the vector at lane `first`, patched in. */
+/* d and q as the fast step has them, a slow lane's held within range (see the top). */
+#define STEP_D(d) V_MIN(V_MAX(d, V_SET1(1e-300)), V_SET1(1e300))
+#define STEP_Q(len, d) V_MIN(V_DIV(len, STEP_D(d)), V_SET1(1e301)) /* still out if it was */
+
+/* Lanes of the vector at lane `first` that hold a chain (the last vector may be partly empty). */
+static inline int LANES_NAME(used)(const group *g, int first)
+{
+    int left = g->live - first;
+    return left >= LANES_W ? (1 << LANES_W) - 1 : (1 << left) - 1;
+}
+
+/* The scalar step for the lanes in `slow` (bits) of the vector at lane `first`, patched in;
+   a lane without a chain (past live) does not move, so its numbers stay finite (an inf left
+   there would make inf - inf in the next pass). */
 static void LANES_NAME(patch)(const group *g, int bone, int first, int slow, ik_real *wx, ik_real *wy,
                                            ik_real *wz, ik_real *sx, ik_real *sy, ik_real *sz)
 {
-    int l;
+    int l, used = LANES_NAME(used)(g, first);
     for (l = 0; l < LANES_W; l++) {
         const ik_chain *c;
         ik_real len;
         if (!(slow >> l & 1)) continue;
+        if (!(used >> l & 1)) { /* no chain: the lane stays where it is, finite */
+            sx[l] = sy[l] = 0;
+            if (sz) sz[l] = 0;
+            continue;
+        }
         c = g->fab[first + l]->c;
         len = g->len[(size_t)bone * g->cap + first + l];
         if (g->dim == 2) {
@@ -3052,13 +3092,6 @@ static LANES_TARGET void LANES_NAME(fix3)(const group *g, int bone, int first, i
     *sx = V_LOAD(bx), *sy = V_LOAD(by), *sz = V_LOAD(bz);
 }
 
-/* Lanes of the vector at lane `first` that hold a chain (the last vector may be partly empty). */
-static inline int LANES_NAME(used)(const group *g, int first)
-{
-    int left = g->live - first;
-    return left >= LANES_W ? (1 << LANES_W) - 1 : (1 << left) - 1;
-}
-
 static LANES_TARGET void LANES_NAME(passes2)(group *g)
 {
     const size_t cap = (size_t)g->cap;
@@ -3076,9 +3109,9 @@ static LANES_TARGET void LANES_NAME(passes2)(group *g)
             V nx = V_LOAD(px + cap), ny = V_LOAD(py + cap);
             V wx = V_SUB(nx, V_LOAD(px)), wy = V_SUB(ny, V_LOAD(py));
             V d = V_ADD(V_MUL(wx, wx), V_MUL(wy, wy));
-            V q = V_DIV(V_LOAD(len + i * cap + k), d), s = V_SQRT(d);
+            V q = STEP_Q(V_LOAD(len + i * cap + k), d), s = V_SQRT(STEP_D(d));
             V sx = V_MUL(V_MUL(wx, q), s), sy = V_MUL(V_MUL(wy, q), s);
-            int slow = (V_OUT_D(d) | V_OUT_Q(q)) & LANES_NAME(used)(g, k);
+            int slow = V_OUT_D(d) | V_OUT_Q(q); /* lanes without a chain too: kept finite */
             if (slow) LANES_NAME(fix2)(g, i, k, slow, wx, wy, &sx, &sy);
             V_STORE(px, V_SUB(nx, sx));
             V_STORE(py, V_SUB(ny, sy));
@@ -3095,9 +3128,9 @@ static LANES_TARGET void LANES_NAME(passes2)(group *g)
             V fx = V_LOAD(px), fy = V_LOAD(py);
             V wx = V_SUB(V_LOAD(px + cap), fx), wy = V_SUB(V_LOAD(py + cap), fy);
             V d = V_ADD(V_MUL(wx, wx), V_MUL(wy, wy));
-            V q = V_DIV(V_LOAD(len + i * cap + k), d), s = V_SQRT(d);
+            V q = STEP_Q(V_LOAD(len + i * cap + k), d), s = V_SQRT(STEP_D(d));
             V sx = V_MUL(V_MUL(wx, q), s), sy = V_MUL(V_MUL(wy, q), s);
-            int slow = (V_OUT_D(d) | V_OUT_Q(q)) & LANES_NAME(used)(g, k);
+            int slow = V_OUT_D(d) | V_OUT_Q(q); /* lanes without a chain too: kept finite */
             if (slow) LANES_NAME(fix2)(g, i, k, slow, wx, wy, &sx, &sy);
             V_STORE(px + cap, V_ADD(fx, sx));
             V_STORE(py + cap, V_ADD(fy, sy));
@@ -3131,9 +3164,9 @@ static LANES_TARGET void LANES_NAME(passes3)(group *g)
             V nx = V_LOAD(px + cap), ny = V_LOAD(py + cap), nz = V_LOAD(pz + cap);
             V wx = V_SUB(nx, V_LOAD(px)), wy = V_SUB(ny, V_LOAD(py)), wz = V_SUB(nz, V_LOAD(pz));
             V d = V_ADD(V_ADD(V_MUL(wx, wx), V_MUL(wy, wy)), V_MUL(wz, wz));
-            V q = V_DIV(V_LOAD(len + i * cap + k), d), s = V_SQRT(d);
+            V q = STEP_Q(V_LOAD(len + i * cap + k), d), s = V_SQRT(STEP_D(d));
             V sx = V_MUL(V_MUL(wx, q), s), sy = V_MUL(V_MUL(wy, q), s), sz = V_MUL(V_MUL(wz, q), s);
-            int slow = (V_OUT_D(d) | V_OUT_Q(q)) & LANES_NAME(used)(g, k);
+            int slow = V_OUT_D(d) | V_OUT_Q(q); /* lanes without a chain too: kept finite */
             if (slow) LANES_NAME(fix3)(g, i, k, slow, wx, wy, wz, &sx, &sy, &sz);
             V_STORE(px, V_SUB(nx, sx));
             V_STORE(py, V_SUB(ny, sy));
@@ -3151,9 +3184,9 @@ static LANES_TARGET void LANES_NAME(passes3)(group *g)
             V fx = V_LOAD(px), fy = V_LOAD(py), fz = V_LOAD(pz);
             V wx = V_SUB(V_LOAD(px + cap), fx), wy = V_SUB(V_LOAD(py + cap), fy), wz = V_SUB(V_LOAD(pz + cap), fz);
             V d = V_ADD(V_ADD(V_MUL(wx, wx), V_MUL(wy, wy)), V_MUL(wz, wz));
-            V q = V_DIV(V_LOAD(len + i * cap + k), d), s = V_SQRT(d);
+            V q = STEP_Q(V_LOAD(len + i * cap + k), d), s = V_SQRT(STEP_D(d));
             V sx = V_MUL(V_MUL(wx, q), s), sy = V_MUL(V_MUL(wy, q), s), sz = V_MUL(V_MUL(wz, q), s);
-            int slow = (V_OUT_D(d) | V_OUT_Q(q)) & LANES_NAME(used)(g, k);
+            int slow = V_OUT_D(d) | V_OUT_Q(q); /* lanes without a chain too: kept finite */
             if (slow) LANES_NAME(fix3)(g, i, k, slow, wx, wy, wz, &sx, &sy, &sz);
             V_STORE(px + cap, V_ADD(fx, sx));
             V_STORE(py + cap, V_ADD(fy, sy));
@@ -3173,6 +3206,9 @@ static LANES_TARGET void LANES_NAME(passes3)(group *g)
                                        g->tz[k + l] - z[g->n * cap + k + l]);
     }
 }
+
+#undef STEP_D
+#undef STEP_Q
 #undef LANES_NAME
 #undef LANES_TARGET
 #undef LANES_W
@@ -3184,6 +3220,9 @@ static LANES_TARGET void LANES_NAME(passes3)(group *g)
 #undef V_MUL
 #undef V_DIV
 #undef V_SQRT
+#undef V_MIN
+#undef V_MAX
+#undef V_SET1
 #undef V_OUT_D
 #undef V_OUT_Q
 
@@ -3199,6 +3238,9 @@ static LANES_TARGET void LANES_NAME(passes3)(group *g)
 #define V_MUL _mm256_mul_pd
 #define V_DIV _mm256_div_pd
 #define V_SQRT _mm256_sqrt_pd
+#define V_MIN _mm256_min_pd
+#define V_MAX _mm256_max_pd
+#define V_SET1 _mm256_set1_pd
 #define V_OUT_D(d) (15 & ~_mm256_movemask_pd(_mm256_and_pd(_mm256_cmp_pd(d, _mm256_set1_pd(1e-300), _CMP_GT_OQ), \
                                                              _mm256_cmp_pd(d, _mm256_set1_pd(1e300), _CMP_LT_OQ))))
 #define V_OUT_Q(q) (15 & ~_mm256_movemask_pd(_mm256_and_pd(_mm256_cmp_pd(q, _mm256_set1_pd(1e-150), _CMP_GE_OQ), \
@@ -3212,26 +3254,47 @@ static LANES_TARGET void LANES_NAME(passes3)(group *g)
  *   LANES_TARGET    the function attribute that enables it (or nothing)
  *   LANES_W         doubles in a vector
  *   V               the vector type; V_LOAD, V_STORE (aligned), V_ADD, V_SUB, V_MUL, V_DIV,
- *                   V_SQRT its operations, each exactly rounded as the scalar one
+ *                   V_SQRT, V_MIN, V_MAX its operations, each exactly rounded as the scalar one;
+ *                   V_SET1(x) x in every lane
  *   V_OUT_D(d)      the bits (lane 0 the lowest) of the lanes where d is not in (1e-300,
  *                   1e300); V_OUT_Q(q) where q is not in [1e-150, 1e300]
  *
  * The arithmetic is ik_fab_step2 / ik_fab_step3's, in the same order, so each lane computes
  * the bits ik_fabrik computes for its chain; a lane that needs the slow step takes it from
- * the scalar code. The passes end with each lane's tip distance from its target, as
+ * the scalar code. The fast step runs in every lane first, so a slow lane's numbers are held
+ * within the fast step's range (STEP_D, STEP_Q: the same bits in a fast lane), where no
+ * 0 * inf or inf / inf makes a NaN (coinciding joints, d == 0, raised FE_INVALID). The passes end with each lane's tip distance from its target, as
  * ik_joint_distance computes it (ik_v2_len, ik_v3_len: hypot where the square would
  * overflow or underflow).
  */
 
-/* The scalar step for the lanes in `slow` (bits) of the vector at lane `first`, patched in. */
+/* d and q as the fast step has them, a slow lane's held within range (see the top). */
+#define STEP_D(d) V_MIN(V_MAX(d, V_SET1(1e-300)), V_SET1(1e300))
+#define STEP_Q(len, d) V_MIN(V_DIV(len, STEP_D(d)), V_SET1(1e301)) /* still out if it was */
+
+/* Lanes of the vector at lane `first` that hold a chain (the last vector may be partly empty). */
+static inline int LANES_NAME(used)(const group *g, int first)
+{
+    int left = g->live - first;
+    return left >= LANES_W ? (1 << LANES_W) - 1 : (1 << left) - 1;
+}
+
+/* The scalar step for the lanes in `slow` (bits) of the vector at lane `first`, patched in;
+   a lane without a chain (past live) does not move, so its numbers stay finite (an inf left
+   there would make inf - inf in the next pass). */
 static void LANES_NAME(patch)(const group *g, int bone, int first, int slow, ik_real *wx, ik_real *wy,
                                            ik_real *wz, ik_real *sx, ik_real *sy, ik_real *sz)
 {
-    int l;
+    int l, used = LANES_NAME(used)(g, first);
     for (l = 0; l < LANES_W; l++) {
         const ik_chain *c;
         ik_real len;
         if (!(slow >> l & 1)) continue;
+        if (!(used >> l & 1)) { /* no chain: the lane stays where it is, finite */
+            sx[l] = sy[l] = 0;
+            if (sz) sz[l] = 0;
+            continue;
+        }
         c = g->fab[first + l]->c;
         len = g->len[(size_t)bone * g->cap + first + l];
         if (g->dim == 2) {
@@ -3262,13 +3325,6 @@ static LANES_TARGET void LANES_NAME(fix3)(const group *g, int bone, int first, i
     *sx = V_LOAD(bx), *sy = V_LOAD(by), *sz = V_LOAD(bz);
 }
 
-/* Lanes of the vector at lane `first` that hold a chain (the last vector may be partly empty). */
-static inline int LANES_NAME(used)(const group *g, int first)
-{
-    int left = g->live - first;
-    return left >= LANES_W ? (1 << LANES_W) - 1 : (1 << left) - 1;
-}
-
 static LANES_TARGET void LANES_NAME(passes2)(group *g)
 {
     const size_t cap = (size_t)g->cap;
@@ -3286,9 +3342,9 @@ static LANES_TARGET void LANES_NAME(passes2)(group *g)
             V nx = V_LOAD(px + cap), ny = V_LOAD(py + cap);
             V wx = V_SUB(nx, V_LOAD(px)), wy = V_SUB(ny, V_LOAD(py));
             V d = V_ADD(V_MUL(wx, wx), V_MUL(wy, wy));
-            V q = V_DIV(V_LOAD(len + i * cap + k), d), s = V_SQRT(d);
+            V q = STEP_Q(V_LOAD(len + i * cap + k), d), s = V_SQRT(STEP_D(d));
             V sx = V_MUL(V_MUL(wx, q), s), sy = V_MUL(V_MUL(wy, q), s);
-            int slow = (V_OUT_D(d) | V_OUT_Q(q)) & LANES_NAME(used)(g, k);
+            int slow = V_OUT_D(d) | V_OUT_Q(q); /* lanes without a chain too: kept finite */
             if (slow) LANES_NAME(fix2)(g, i, k, slow, wx, wy, &sx, &sy);
             V_STORE(px, V_SUB(nx, sx));
             V_STORE(py, V_SUB(ny, sy));
@@ -3305,9 +3361,9 @@ static LANES_TARGET void LANES_NAME(passes2)(group *g)
             V fx = V_LOAD(px), fy = V_LOAD(py);
             V wx = V_SUB(V_LOAD(px + cap), fx), wy = V_SUB(V_LOAD(py + cap), fy);
             V d = V_ADD(V_MUL(wx, wx), V_MUL(wy, wy));
-            V q = V_DIV(V_LOAD(len + i * cap + k), d), s = V_SQRT(d);
+            V q = STEP_Q(V_LOAD(len + i * cap + k), d), s = V_SQRT(STEP_D(d));
             V sx = V_MUL(V_MUL(wx, q), s), sy = V_MUL(V_MUL(wy, q), s);
-            int slow = (V_OUT_D(d) | V_OUT_Q(q)) & LANES_NAME(used)(g, k);
+            int slow = V_OUT_D(d) | V_OUT_Q(q); /* lanes without a chain too: kept finite */
             if (slow) LANES_NAME(fix2)(g, i, k, slow, wx, wy, &sx, &sy);
             V_STORE(px + cap, V_ADD(fx, sx));
             V_STORE(py + cap, V_ADD(fy, sy));
@@ -3341,9 +3397,9 @@ static LANES_TARGET void LANES_NAME(passes3)(group *g)
             V nx = V_LOAD(px + cap), ny = V_LOAD(py + cap), nz = V_LOAD(pz + cap);
             V wx = V_SUB(nx, V_LOAD(px)), wy = V_SUB(ny, V_LOAD(py)), wz = V_SUB(nz, V_LOAD(pz));
             V d = V_ADD(V_ADD(V_MUL(wx, wx), V_MUL(wy, wy)), V_MUL(wz, wz));
-            V q = V_DIV(V_LOAD(len + i * cap + k), d), s = V_SQRT(d);
+            V q = STEP_Q(V_LOAD(len + i * cap + k), d), s = V_SQRT(STEP_D(d));
             V sx = V_MUL(V_MUL(wx, q), s), sy = V_MUL(V_MUL(wy, q), s), sz = V_MUL(V_MUL(wz, q), s);
-            int slow = (V_OUT_D(d) | V_OUT_Q(q)) & LANES_NAME(used)(g, k);
+            int slow = V_OUT_D(d) | V_OUT_Q(q); /* lanes without a chain too: kept finite */
             if (slow) LANES_NAME(fix3)(g, i, k, slow, wx, wy, wz, &sx, &sy, &sz);
             V_STORE(px, V_SUB(nx, sx));
             V_STORE(py, V_SUB(ny, sy));
@@ -3361,9 +3417,9 @@ static LANES_TARGET void LANES_NAME(passes3)(group *g)
             V fx = V_LOAD(px), fy = V_LOAD(py), fz = V_LOAD(pz);
             V wx = V_SUB(V_LOAD(px + cap), fx), wy = V_SUB(V_LOAD(py + cap), fy), wz = V_SUB(V_LOAD(pz + cap), fz);
             V d = V_ADD(V_ADD(V_MUL(wx, wx), V_MUL(wy, wy)), V_MUL(wz, wz));
-            V q = V_DIV(V_LOAD(len + i * cap + k), d), s = V_SQRT(d);
+            V q = STEP_Q(V_LOAD(len + i * cap + k), d), s = V_SQRT(STEP_D(d));
             V sx = V_MUL(V_MUL(wx, q), s), sy = V_MUL(V_MUL(wy, q), s), sz = V_MUL(V_MUL(wz, q), s);
-            int slow = (V_OUT_D(d) | V_OUT_Q(q)) & LANES_NAME(used)(g, k);
+            int slow = V_OUT_D(d) | V_OUT_Q(q); /* lanes without a chain too: kept finite */
             if (slow) LANES_NAME(fix3)(g, i, k, slow, wx, wy, wz, &sx, &sy, &sz);
             V_STORE(px + cap, V_ADD(fx, sx));
             V_STORE(py + cap, V_ADD(fy, sy));
@@ -3383,6 +3439,9 @@ static LANES_TARGET void LANES_NAME(passes3)(group *g)
                                        g->tz[k + l] - z[g->n * cap + k + l]);
     }
 }
+
+#undef STEP_D
+#undef STEP_Q
 #endif
 
 static passes_fn lanes_passes(int dim)
@@ -3406,6 +3465,9 @@ static passes_fn lanes_passes(int dim)
 #define V_MUL vmulq_f64
 #define V_DIV vdivq_f64
 #define V_SQRT vsqrtq_f64
+#define V_MIN vminq_f64
+#define V_MAX vmaxq_f64
+#define V_SET1 vdupq_n_f64
 static inline int neon_out(uint64x2_t ok)
 {
     return (vgetq_lane_u64(ok, 0) ? 0 : 1) | (vgetq_lane_u64(ok, 1) ? 0 : 2);
@@ -3421,26 +3483,47 @@ static inline int neon_out(uint64x2_t ok)
  *   LANES_TARGET    the function attribute that enables it (or nothing)
  *   LANES_W         doubles in a vector
  *   V               the vector type; V_LOAD, V_STORE (aligned), V_ADD, V_SUB, V_MUL, V_DIV,
- *                   V_SQRT its operations, each exactly rounded as the scalar one
+ *                   V_SQRT, V_MIN, V_MAX its operations, each exactly rounded as the scalar one;
+ *                   V_SET1(x) x in every lane
  *   V_OUT_D(d)      the bits (lane 0 the lowest) of the lanes where d is not in (1e-300,
  *                   1e300); V_OUT_Q(q) where q is not in [1e-150, 1e300]
  *
  * The arithmetic is ik_fab_step2 / ik_fab_step3's, in the same order, so each lane computes
  * the bits ik_fabrik computes for its chain; a lane that needs the slow step takes it from
- * the scalar code. The passes end with each lane's tip distance from its target, as
+ * the scalar code. The fast step runs in every lane first, so a slow lane's numbers are held
+ * within the fast step's range (STEP_D, STEP_Q: the same bits in a fast lane), where no
+ * 0 * inf or inf / inf makes a NaN (coinciding joints, d == 0, raised FE_INVALID). The passes end with each lane's tip distance from its target, as
  * ik_joint_distance computes it (ik_v2_len, ik_v3_len: hypot where the square would
  * overflow or underflow).
  */
 
-/* The scalar step for the lanes in `slow` (bits) of the vector at lane `first`, patched in. */
+/* d and q as the fast step has them, a slow lane's held within range (see the top). */
+#define STEP_D(d) V_MIN(V_MAX(d, V_SET1(1e-300)), V_SET1(1e300))
+#define STEP_Q(len, d) V_MIN(V_DIV(len, STEP_D(d)), V_SET1(1e301)) /* still out if it was */
+
+/* Lanes of the vector at lane `first` that hold a chain (the last vector may be partly empty). */
+static inline int LANES_NAME(used)(const group *g, int first)
+{
+    int left = g->live - first;
+    return left >= LANES_W ? (1 << LANES_W) - 1 : (1 << left) - 1;
+}
+
+/* The scalar step for the lanes in `slow` (bits) of the vector at lane `first`, patched in;
+   a lane without a chain (past live) does not move, so its numbers stay finite (an inf left
+   there would make inf - inf in the next pass). */
 static void LANES_NAME(patch)(const group *g, int bone, int first, int slow, ik_real *wx, ik_real *wy,
                                            ik_real *wz, ik_real *sx, ik_real *sy, ik_real *sz)
 {
-    int l;
+    int l, used = LANES_NAME(used)(g, first);
     for (l = 0; l < LANES_W; l++) {
         const ik_chain *c;
         ik_real len;
         if (!(slow >> l & 1)) continue;
+        if (!(used >> l & 1)) { /* no chain: the lane stays where it is, finite */
+            sx[l] = sy[l] = 0;
+            if (sz) sz[l] = 0;
+            continue;
+        }
         c = g->fab[first + l]->c;
         len = g->len[(size_t)bone * g->cap + first + l];
         if (g->dim == 2) {
@@ -3471,13 +3554,6 @@ static LANES_TARGET void LANES_NAME(fix3)(const group *g, int bone, int first, i
     *sx = V_LOAD(bx), *sy = V_LOAD(by), *sz = V_LOAD(bz);
 }
 
-/* Lanes of the vector at lane `first` that hold a chain (the last vector may be partly empty). */
-static inline int LANES_NAME(used)(const group *g, int first)
-{
-    int left = g->live - first;
-    return left >= LANES_W ? (1 << LANES_W) - 1 : (1 << left) - 1;
-}
-
 static LANES_TARGET void LANES_NAME(passes2)(group *g)
 {
     const size_t cap = (size_t)g->cap;
@@ -3495,9 +3571,9 @@ static LANES_TARGET void LANES_NAME(passes2)(group *g)
             V nx = V_LOAD(px + cap), ny = V_LOAD(py + cap);
             V wx = V_SUB(nx, V_LOAD(px)), wy = V_SUB(ny, V_LOAD(py));
             V d = V_ADD(V_MUL(wx, wx), V_MUL(wy, wy));
-            V q = V_DIV(V_LOAD(len + i * cap + k), d), s = V_SQRT(d);
+            V q = STEP_Q(V_LOAD(len + i * cap + k), d), s = V_SQRT(STEP_D(d));
             V sx = V_MUL(V_MUL(wx, q), s), sy = V_MUL(V_MUL(wy, q), s);
-            int slow = (V_OUT_D(d) | V_OUT_Q(q)) & LANES_NAME(used)(g, k);
+            int slow = V_OUT_D(d) | V_OUT_Q(q); /* lanes without a chain too: kept finite */
             if (slow) LANES_NAME(fix2)(g, i, k, slow, wx, wy, &sx, &sy);
             V_STORE(px, V_SUB(nx, sx));
             V_STORE(py, V_SUB(ny, sy));
@@ -3514,9 +3590,9 @@ static LANES_TARGET void LANES_NAME(passes2)(group *g)
             V fx = V_LOAD(px), fy = V_LOAD(py);
             V wx = V_SUB(V_LOAD(px + cap), fx), wy = V_SUB(V_LOAD(py + cap), fy);
             V d = V_ADD(V_MUL(wx, wx), V_MUL(wy, wy));
-            V q = V_DIV(V_LOAD(len + i * cap + k), d), s = V_SQRT(d);
+            V q = STEP_Q(V_LOAD(len + i * cap + k), d), s = V_SQRT(STEP_D(d));
             V sx = V_MUL(V_MUL(wx, q), s), sy = V_MUL(V_MUL(wy, q), s);
-            int slow = (V_OUT_D(d) | V_OUT_Q(q)) & LANES_NAME(used)(g, k);
+            int slow = V_OUT_D(d) | V_OUT_Q(q); /* lanes without a chain too: kept finite */
             if (slow) LANES_NAME(fix2)(g, i, k, slow, wx, wy, &sx, &sy);
             V_STORE(px + cap, V_ADD(fx, sx));
             V_STORE(py + cap, V_ADD(fy, sy));
@@ -3550,9 +3626,9 @@ static LANES_TARGET void LANES_NAME(passes3)(group *g)
             V nx = V_LOAD(px + cap), ny = V_LOAD(py + cap), nz = V_LOAD(pz + cap);
             V wx = V_SUB(nx, V_LOAD(px)), wy = V_SUB(ny, V_LOAD(py)), wz = V_SUB(nz, V_LOAD(pz));
             V d = V_ADD(V_ADD(V_MUL(wx, wx), V_MUL(wy, wy)), V_MUL(wz, wz));
-            V q = V_DIV(V_LOAD(len + i * cap + k), d), s = V_SQRT(d);
+            V q = STEP_Q(V_LOAD(len + i * cap + k), d), s = V_SQRT(STEP_D(d));
             V sx = V_MUL(V_MUL(wx, q), s), sy = V_MUL(V_MUL(wy, q), s), sz = V_MUL(V_MUL(wz, q), s);
-            int slow = (V_OUT_D(d) | V_OUT_Q(q)) & LANES_NAME(used)(g, k);
+            int slow = V_OUT_D(d) | V_OUT_Q(q); /* lanes without a chain too: kept finite */
             if (slow) LANES_NAME(fix3)(g, i, k, slow, wx, wy, wz, &sx, &sy, &sz);
             V_STORE(px, V_SUB(nx, sx));
             V_STORE(py, V_SUB(ny, sy));
@@ -3570,9 +3646,9 @@ static LANES_TARGET void LANES_NAME(passes3)(group *g)
             V fx = V_LOAD(px), fy = V_LOAD(py), fz = V_LOAD(pz);
             V wx = V_SUB(V_LOAD(px + cap), fx), wy = V_SUB(V_LOAD(py + cap), fy), wz = V_SUB(V_LOAD(pz + cap), fz);
             V d = V_ADD(V_ADD(V_MUL(wx, wx), V_MUL(wy, wy)), V_MUL(wz, wz));
-            V q = V_DIV(V_LOAD(len + i * cap + k), d), s = V_SQRT(d);
+            V q = STEP_Q(V_LOAD(len + i * cap + k), d), s = V_SQRT(STEP_D(d));
             V sx = V_MUL(V_MUL(wx, q), s), sy = V_MUL(V_MUL(wy, q), s), sz = V_MUL(V_MUL(wz, q), s);
-            int slow = (V_OUT_D(d) | V_OUT_Q(q)) & LANES_NAME(used)(g, k);
+            int slow = V_OUT_D(d) | V_OUT_Q(q); /* lanes without a chain too: kept finite */
             if (slow) LANES_NAME(fix3)(g, i, k, slow, wx, wy, wz, &sx, &sy, &sz);
             V_STORE(px + cap, V_ADD(fx, sx));
             V_STORE(py + cap, V_ADD(fy, sy));
@@ -3592,6 +3668,9 @@ static LANES_TARGET void LANES_NAME(passes3)(group *g)
                                        g->tz[k + l] - z[g->n * cap + k + l]);
     }
 }
+
+#undef STEP_D
+#undef STEP_Q
 
 static passes_fn lanes_passes(int dim)
 {
@@ -4218,7 +4297,19 @@ static void mix_pose(ik_chain *c, ik_real mix)
     c->stale_from = 0;
 }
 
-/* No bone's local rotation more than max_turn from the remembered pose. */
+/* The angle of the turn from a to b. */
+static ik_real turn_between(ik_quat a, ik_quat b)
+{
+    ik_quat q = ik_q_mul(b, ik_q_conj(a));
+    return 2 * atan2(sqrt(q.x * q.x + q.y * q.y + q.z * q.z), fabs(q.w));
+}
+
+/*
+ * No bone's local rotation more than max_turn from the remembered pose. A limited 3D bone's
+ * limits win afterwards, and clamping a rotation into a cone or twist range can turn it
+ * further from a pose within them (the limits are not convex along a slerp): such a bone
+ * takes less of its turn, halved until its clamped rotation is within max_turn.
+ */
 void ik_hold_turns(ik_chain *c, ik_real max_turn)
 {
     int i;
@@ -4231,10 +4322,25 @@ void ik_hold_turns(ik_chain *c, ik_real max_turn)
             if (fabs(delta) <= max_turn) continue;
             ik_chain_set_turn_angle(c, i, from + (delta > 0 ? max_turn : -max_turn));
         } else {
-            ik_quat q = ik_q_mul(c->rot[i], ik_q_conj(c->prev_rot[i]));
-            ik_real angle = 2 * atan2(sqrt(q.x * q.x + q.y * q.y + q.z * q.z), fabs(q.w));
-            if (angle <= max_turn) continue;
-            c->rot[i] = ik_q_slerp(c->prev_rot[i], c->rot[i], max_turn / angle);
+            const ik_limit *limit = &c->limit[i];
+            ik_quat from = c->prev_rot[i], to = c->rot[i], held = to, clamped, from_clamped;
+            ik_real angle = turn_between(from, to), t = 1;
+            int k;
+            if (angle > max_turn) t = max_turn / angle, held = ik_q_slerp(from, to, t);
+            clamped = ik_limit_rotation(limit, held);
+            from_clamped = ik_limit_rotation(limit, from);
+            /* (from a pose beyond the limits, they win: the turn is theirs) */
+            if (limit->flags && turn_between(from, clamped) > max_turn &&
+                memcmp(&from, &from_clamped, sizeof from) == 0) {
+                for (k = 0; k < 40 && turn_between(from, clamped) > max_turn; k++) {
+                    t /= 2;
+                    held = ik_q_slerp(from, to, t);
+                    clamped = ik_limit_rotation(limit, held);
+                }
+                if (turn_between(from, clamped) > max_turn) held = from;
+            }
+            if (memcmp(&held, &to, sizeof held) == 0) continue;
+            c->rot[i] = held;
         }
         ik_chain_mark_stale(c, i);
     }
@@ -4771,14 +4877,27 @@ static void merge(const ik_rig *rig, rig_node *nd, int j, int continues, const i
 {
     ik_chain *c = nd->chain;
     ik_vec3 sum = ik_v3(0, 0, 0), plain = sum, only = sum;
-    ik_real weight = 0;
+    ik_real weight = 0, most = continues ? nd->beyond[j] : 0;
     int k, n = 0;
+    /*
+     * The weights in units of the largest asking here, so their sum is at least 1: goals
+     * whose weights are subnormal next to another goal's elsewhere in the rig summed to a
+     * subnormal, and 1 / weight overflowed (0 * inf: FE_INVALID, a NaN centre).
+     */
+    if (nd->end == j && nd->weight > most) most = nd->weight;
+    for (k = 0; k < nd->kids; k++) {
+        int kid = rig->kid[nd->first + k];
+        if (rig->node[kid].parent_joint == j && pulls(rig, nd, kid) && rig->node[kid].subtree > most)
+            most = rig->node[kid].subtree;
+    }
+    if (!(most > 0)) most = 1;
 #define ASK(point, w)                                            \
     do {                                                         \
         ik_vec3 at_ = (point);                                   \
-        sum = ik_v3_add(sum, ik_v3_scale(at_, (w)));             \
+        ik_real w_ = (w) / most;                                 \
+        sum = ik_v3_add(sum, ik_v3_scale(at_, w_));              \
         plain = ik_v3_add(plain, at_), only = at_;               \
-        weight += (w), n++;                                      \
+        weight += w_, n++;                                       \
     } while (0)
     if (continues) ASK(joint_at(c, j), nd->beyond[j]);
     if (nd->end == j) ASK(nd->goal, nd->weight);
@@ -4844,8 +4963,9 @@ static int two_bone_limb(rig_node *nd)
     int reached;
     if (nd->kids != 0 || nd->end != 2 || nd->top != 2 || c->limited) return 0;
     if (c->dim == 2) {
-        ik_vec3 now = ik_v3_sub(joint_at(c, 1), base);
-        int bend = to.x * now.y - to.y * now.x > 0 ? -1 : 1; /* 1: clockwise of the line */
+        /* tamed (scaled exactly) so the cross product cannot overflow to inf - inf */
+        ik_vec3 now = ik_v3_tame(ik_v3_sub(joint_at(c, 1), base)), line = ik_v3_tame(to);
+        int bend = line.x * now.y - line.y * now.x > 0 ? -1 : 1; /* 1: clockwise of the line */
         if (ik_two_bone_joint(to.x, to.y, c->length[0], c->length[1], bend, &j[0], &j[1], &reached) != IK_OK)
             return 0;
         j[2] = 0;
@@ -5055,7 +5175,8 @@ static ik_real goal_distance(const rig_node *nd)
     return ik_v3_len(ik_v3_sub(nd->goal, joint_at(nd->chain, nd->end)));
 }
 
-/* Chain nd posed from its joints (bones 0..hi-1), then its orientation goal, max_turn, limits. */
+/* Chain nd posed from its joints (bones 0..hi-1), then its orientation goal, max_turn, and
+   every bone's limits. */
 static void pose_chain(rig_node *nd)
 {
     ik_chain *c = nd->chain;
@@ -5065,10 +5186,10 @@ static void pose_chain(rig_node *nd)
     else c->stale_from = 0;
     ik_chain_fk(c);
     if (nd->end >= 0 && c->has_orientation) ik_orient_tip(c);
-    if (c->settings.max_turn < INFINITY) {
-        ik_hold_turns(c, c->settings.max_turn);
-        ik_chain_clamp_limits(c);
-    }
+    if (c->settings.max_turn < INFINITY) ik_hold_turns(c, c->settings.max_turn);
+    /* Every bone within its limits, those the passes did not pose too (a chain only carried
+       by its parent, or the bones past its goal): a solve leaves none outside. */
+    ik_chain_clamp_limits(c);
     ik_chain_fk(c);
 }
 

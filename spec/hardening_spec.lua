@@ -424,6 +424,105 @@ describe("found by random calls", function()
         assert.are.equal(distance <= 1e-3, reached)
     end)
 
+    it("a rig solve brings a chain its parent only carries within its limits (it has no goal of its own), 2D and 3D", function()
+        local p2, c2 = ik.chain2d({ 1, 1 }), ik.chain2d({ 1, 1 })
+        c2:attach(p2, 1)
+        c2:set_limit(1, 0.5, 1) -- its angle 0 is outside
+        p2:set_target(1, 1)
+        ik.rig({ p2, c2 }):solve()
+        assert.is_true(c2:angle(1) >= 0.5 - 1e-12 and c2:angle(1) <= 1 + 1e-12, "2D: " .. c2:angle(1))
+        local p3, c3 = ik.chain3d({ 1, 1 }), ik.chain3d({ 1, 1 })
+        c3:attach(p3, 1)
+        c3:set_hinge(1, 0, 0, 1, 0.5, 1) -- the identity is outside
+        p3:set_target(1, 1, 0)
+        ik.rig({ p3, c3 }):solve()
+        local w, x, y, z = c3:rotation(1)
+        local angle = 2 * h.atan2(z, w)
+        assert.is_true(math.abs(x) < 1e-12 and math.abs(y) < 1e-12, "3D: off the hinge axis")
+        assert.is_true(angle >= 0.5 - 1e-12 and angle <= 1 + 1e-12, "3D: " .. angle)
+    end)
+
+    it("mix 0 keeps a pose its limits hold to the bit: a bone the clamp put on its cone or twist bound is not clamped again by a rounding", function()
+        local moved = 0
+        for k = 1, 60 do
+            local c = ik.chain3d({ 1, 1, 1 })
+            c:set_twist(2, -0.3, (k % 7) / 10 - 0.3)
+            c:set_cone(3, 0.3)
+            c:solve(2 * math.cos(k), 2 * math.sin(k), math.sin(7 * k))
+            c:configure({ mix = 0 })
+            local before = c:rotations()
+            c:solve(-1, 0.5 * math.cos(k), 0.2)
+            for i, v in ipairs(c:rotations()) do
+                if v ~= before[i] then moved = moved + 1 end
+            end
+        end
+        assert.are.equal(0, moved)
+    end)
+
+    it("a rig whose goals' effector weights are subnormal next to another goal's solves as with tiny normal ones (1 / their sum overflowed: 0 * inf), FABRIK and relaxation", function()
+        local function solve(weight, solver)
+            local r, a, b, c = ik.chain2d({ 1, 1 }), ik.chain2d({ 1, 1 }), ik.chain2d({ 1, 1 }), ik.chain2d({ 1, 1 })
+            a:configure({ effector_weight = weight })
+            b:configure({ effector_weight = weight })
+            a:attach(r, 2, 0.5)
+            b:attach(r, 2, -0.5)
+            c:attach(r, 1, -1)
+            a:set_target(2, 2)
+            b:set_target(0, 3)
+            c:set_target(1, -1)
+            local rig = ik.rig({ r, a, b, c })
+            rig:configure({ solver = solver })
+            local _, distance = rig:solve()
+            return distance
+        end
+        for _, solver in ipairs({ "fabrik", "relax" }) do
+            local normal = solve(1e-300, solver)
+            for _, weight in ipairs({ 5e-324, 1e-310 }) do
+                assert.are.equal(normal, solve(weight, solver), solver .. " " .. weight)
+            end
+        end
+    end)
+
+    it("max_turn holds a 3D bone its cone and twist limits clamp: no bone turns by more than max_turn from a pose within its limits", function()
+        local worst = 0
+        for k = 1, 100 do
+            local c = ik.chain3d({ 1, 1, 1 })
+            c:set_cone(2, 0.5)
+            c:set_cone(3, 0.5)
+            c:set_twist(3, -0.2, 0.2)
+            c:configure({ max_turn = 1 })
+            c:solve(math.cos(k), math.sin(k), 0.3)
+            for j = 1, 3 do
+                local before = c:rotations()
+                c:solve(2 * math.cos(k * j * 1.7), 2 * math.sin(k * j * 0.3), math.cos(k + j))
+                local after = c:rotations()
+                for i = 1, 9, 4 do
+                    local w = 0
+                    for d = 0, 3 do w = w + before[i + d] * after[i + d] end
+                    worst = math.max(worst, 2 * math.acos(math.min(1, math.abs(w))))
+                end
+            end
+        end
+        assert.is_true(worst <= 1 + 1e-9, "turned by " .. worst)
+    end)
+
+    it("a 3D bone folded back onto its chain (a half turn to the last bits) has a world rotation along its joints (1e-12)", function()
+        local worst = 0
+        for k = 1, 400 do
+            local e = 10 ^ -(4 + k % 9)
+            local c = ik.chain3d({ 1.328125, 1.328125 }, 0, 0, 0, 1, 0, e * math.sin(k), e * math.cos(k))
+            c:solve_fabrik(0, 0, 0) -- the target on the base: bone 2 reversed
+            local w, x, y, z = c:world_rotation(2)
+            local ax, ay, az = c:joint(2)
+            local bx, by, bz = c:joint(3)
+            local dx, dy, dz = bx - ax, by - ay, bz - az
+            local l = math.sqrt(dx * dx + dy * dy + dz * dz)
+            local ux, uy, uz = 1 - 2 * (y * y + z * z), 2 * (x * y + w * z), 2 * (x * z - w * y)
+            worst = math.max(worst, math.sqrt((ux - dx / l) ^ 2 + (uy - dy / l) ^ 2 + (uz - dz / l) ^ 2))
+        end
+        assert.is_true(worst < 1e-12, "off by " .. worst)
+    end)
+
     it("a rig with no goal leaves a stretched chain stretched: nothing moves", function()
         local c = ik.chain2d({ 1, 1 })
         c:configure({ stretch = true })

@@ -176,7 +176,7 @@ c_batch() {
 # The corpus of each libFuzzer harness -- its seeds and every crash it found, which must
 # now pass -- replayed through the harness's checks by a plain build (spec/fuzz/replay.c).
 fuzz_corpus() {
-    for name in chain two_bone; do
+    for name in chain two_bone rig; do
         replay=build/replay/fuzz_$name
         out="$logs/replay_$name.out"
         if [ ! -x "$replay" ]; then

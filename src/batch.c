@@ -266,6 +266,9 @@ static void run_group(ik_fab *const *queue, int count, int cap, passes_fn passes
 #define V_MUL _mm_mul_pd
 #define V_DIV _mm_div_pd
 #define V_SQRT _mm_sqrt_pd
+#define V_MIN _mm_min_pd
+#define V_MAX _mm_max_pd
+#define V_SET1 _mm_set1_pd
 /* The lanes (bits) where d is not in (1e-300, 1e300); where q is not in [1e-150, 1e300]. */
 #define V_OUT_D(d) (3 & ~_mm_movemask_pd(_mm_and_pd(_mm_cmpgt_pd(d, _mm_set1_pd(1e-300)), \
                                                        _mm_cmplt_pd(d, _mm_set1_pd(1e300)))))
@@ -283,6 +286,9 @@ static void run_group(ik_fab *const *queue, int count, int cap, passes_fn passes
 #undef V_MUL
 #undef V_DIV
 #undef V_SQRT
+#undef V_MIN
+#undef V_MAX
+#undef V_SET1
 #undef V_OUT_D
 #undef V_OUT_Q
 
@@ -298,6 +304,9 @@ static void run_group(ik_fab *const *queue, int count, int cap, passes_fn passes
 #define V_MUL _mm256_mul_pd
 #define V_DIV _mm256_div_pd
 #define V_SQRT _mm256_sqrt_pd
+#define V_MIN _mm256_min_pd
+#define V_MAX _mm256_max_pd
+#define V_SET1 _mm256_set1_pd
 #define V_OUT_D(d) (15 & ~_mm256_movemask_pd(_mm256_and_pd(_mm256_cmp_pd(d, _mm256_set1_pd(1e-300), _CMP_GT_OQ), \
                                                              _mm256_cmp_pd(d, _mm256_set1_pd(1e300), _CMP_LT_OQ))))
 #define V_OUT_Q(q) (15 & ~_mm256_movemask_pd(_mm256_and_pd(_mm256_cmp_pd(q, _mm256_set1_pd(1e-150), _CMP_GE_OQ), \
@@ -326,6 +335,9 @@ static passes_fn lanes_passes(int dim)
 #define V_MUL vmulq_f64
 #define V_DIV vdivq_f64
 #define V_SQRT vsqrtq_f64
+#define V_MIN vminq_f64
+#define V_MAX vmaxq_f64
+#define V_SET1 vdupq_n_f64
 static inline int neon_out(uint64x2_t ok)
 {
     return (vgetq_lane_u64(ok, 0) ? 0 : 1) | (vgetq_lane_u64(ok, 1) ? 0 : 2);

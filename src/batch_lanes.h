@@ -7,26 +7,47 @@
  *   LANES_TARGET    the function attribute that enables it (or nothing)
  *   LANES_W         doubles in a vector
  *   V               the vector type; V_LOAD, V_STORE (aligned), V_ADD, V_SUB, V_MUL, V_DIV,
- *                   V_SQRT its operations, each exactly rounded as the scalar one
+ *                   V_SQRT, V_MIN, V_MAX its operations, each exactly rounded as the scalar one;
+ *                   V_SET1(x) x in every lane
  *   V_OUT_D(d)      the bits (lane 0 the lowest) of the lanes where d is not in (1e-300,
  *                   1e300); V_OUT_Q(q) where q is not in [1e-150, 1e300]
  *
  * The arithmetic is ik_fab_step2 / ik_fab_step3's, in the same order, so each lane computes
  * the bits ik_fabrik computes for its chain; a lane that needs the slow step takes it from
- * the scalar code. The passes end with each lane's tip distance from its target, as
+ * the scalar code. The fast step runs in every lane first, so a slow lane's numbers are held
+ * within the fast step's range (STEP_D, STEP_Q: the same bits in a fast lane), where no
+ * 0 * inf or inf / inf makes a NaN (coinciding joints, d == 0, raised FE_INVALID). The passes end with each lane's tip distance from its target, as
  * ik_joint_distance computes it (ik_v2_len, ik_v3_len: hypot where the square would
  * overflow or underflow).
  */
 
-/* The scalar step for the lanes in `slow` (bits) of the vector at lane `first`, patched in. */
+/* d and q as the fast step has them, a slow lane's held within range (see the top). */
+#define STEP_D(d) V_MIN(V_MAX(d, V_SET1(1e-300)), V_SET1(1e300))
+#define STEP_Q(len, d) V_MIN(V_DIV(len, STEP_D(d)), V_SET1(1e301)) /* still out if it was */
+
+/* Lanes of the vector at lane `first` that hold a chain (the last vector may be partly empty). */
+static inline int LANES_NAME(used)(const group *g, int first)
+{
+    int left = g->live - first;
+    return left >= LANES_W ? (1 << LANES_W) - 1 : (1 << left) - 1;
+}
+
+/* The scalar step for the lanes in `slow` (bits) of the vector at lane `first`, patched in;
+   a lane without a chain (past live) does not move, so its numbers stay finite (an inf left
+   there would make inf - inf in the next pass). */
 static void LANES_NAME(patch)(const group *g, int bone, int first, int slow, ik_real *wx, ik_real *wy,
                                            ik_real *wz, ik_real *sx, ik_real *sy, ik_real *sz)
 {
-    int l;
+    int l, used = LANES_NAME(used)(g, first);
     for (l = 0; l < LANES_W; l++) {
         const ik_chain *c;
         ik_real len;
         if (!(slow >> l & 1)) continue;
+        if (!(used >> l & 1)) { /* no chain: the lane stays where it is, finite */
+            sx[l] = sy[l] = 0;
+            if (sz) sz[l] = 0;
+            continue;
+        }
         c = g->fab[first + l]->c;
         len = g->len[(size_t)bone * g->cap + first + l];
         if (g->dim == 2) {
@@ -57,13 +78,6 @@ static LANES_TARGET void LANES_NAME(fix3)(const group *g, int bone, int first, i
     *sx = V_LOAD(bx), *sy = V_LOAD(by), *sz = V_LOAD(bz);
 }
 
-/* Lanes of the vector at lane `first` that hold a chain (the last vector may be partly empty). */
-static inline int LANES_NAME(used)(const group *g, int first)
-{
-    int left = g->live - first;
-    return left >= LANES_W ? (1 << LANES_W) - 1 : (1 << left) - 1;
-}
-
 static LANES_TARGET void LANES_NAME(passes2)(group *g)
 {
     const size_t cap = (size_t)g->cap;
@@ -81,9 +95,9 @@ static LANES_TARGET void LANES_NAME(passes2)(group *g)
             V nx = V_LOAD(px + cap), ny = V_LOAD(py + cap);
             V wx = V_SUB(nx, V_LOAD(px)), wy = V_SUB(ny, V_LOAD(py));
             V d = V_ADD(V_MUL(wx, wx), V_MUL(wy, wy));
-            V q = V_DIV(V_LOAD(len + i * cap + k), d), s = V_SQRT(d);
+            V q = STEP_Q(V_LOAD(len + i * cap + k), d), s = V_SQRT(STEP_D(d));
             V sx = V_MUL(V_MUL(wx, q), s), sy = V_MUL(V_MUL(wy, q), s);
-            int slow = (V_OUT_D(d) | V_OUT_Q(q)) & LANES_NAME(used)(g, k);
+            int slow = V_OUT_D(d) | V_OUT_Q(q); /* lanes without a chain too: kept finite */
             if (slow) LANES_NAME(fix2)(g, i, k, slow, wx, wy, &sx, &sy);
             V_STORE(px, V_SUB(nx, sx));
             V_STORE(py, V_SUB(ny, sy));
@@ -100,9 +114,9 @@ static LANES_TARGET void LANES_NAME(passes2)(group *g)
             V fx = V_LOAD(px), fy = V_LOAD(py);
             V wx = V_SUB(V_LOAD(px + cap), fx), wy = V_SUB(V_LOAD(py + cap), fy);
             V d = V_ADD(V_MUL(wx, wx), V_MUL(wy, wy));
-            V q = V_DIV(V_LOAD(len + i * cap + k), d), s = V_SQRT(d);
+            V q = STEP_Q(V_LOAD(len + i * cap + k), d), s = V_SQRT(STEP_D(d));
             V sx = V_MUL(V_MUL(wx, q), s), sy = V_MUL(V_MUL(wy, q), s);
-            int slow = (V_OUT_D(d) | V_OUT_Q(q)) & LANES_NAME(used)(g, k);
+            int slow = V_OUT_D(d) | V_OUT_Q(q); /* lanes without a chain too: kept finite */
             if (slow) LANES_NAME(fix2)(g, i, k, slow, wx, wy, &sx, &sy);
             V_STORE(px + cap, V_ADD(fx, sx));
             V_STORE(py + cap, V_ADD(fy, sy));
@@ -136,9 +150,9 @@ static LANES_TARGET void LANES_NAME(passes3)(group *g)
             V nx = V_LOAD(px + cap), ny = V_LOAD(py + cap), nz = V_LOAD(pz + cap);
             V wx = V_SUB(nx, V_LOAD(px)), wy = V_SUB(ny, V_LOAD(py)), wz = V_SUB(nz, V_LOAD(pz));
             V d = V_ADD(V_ADD(V_MUL(wx, wx), V_MUL(wy, wy)), V_MUL(wz, wz));
-            V q = V_DIV(V_LOAD(len + i * cap + k), d), s = V_SQRT(d);
+            V q = STEP_Q(V_LOAD(len + i * cap + k), d), s = V_SQRT(STEP_D(d));
             V sx = V_MUL(V_MUL(wx, q), s), sy = V_MUL(V_MUL(wy, q), s), sz = V_MUL(V_MUL(wz, q), s);
-            int slow = (V_OUT_D(d) | V_OUT_Q(q)) & LANES_NAME(used)(g, k);
+            int slow = V_OUT_D(d) | V_OUT_Q(q); /* lanes without a chain too: kept finite */
             if (slow) LANES_NAME(fix3)(g, i, k, slow, wx, wy, wz, &sx, &sy, &sz);
             V_STORE(px, V_SUB(nx, sx));
             V_STORE(py, V_SUB(ny, sy));
@@ -156,9 +170,9 @@ static LANES_TARGET void LANES_NAME(passes3)(group *g)
             V fx = V_LOAD(px), fy = V_LOAD(py), fz = V_LOAD(pz);
             V wx = V_SUB(V_LOAD(px + cap), fx), wy = V_SUB(V_LOAD(py + cap), fy), wz = V_SUB(V_LOAD(pz + cap), fz);
             V d = V_ADD(V_ADD(V_MUL(wx, wx), V_MUL(wy, wy)), V_MUL(wz, wz));
-            V q = V_DIV(V_LOAD(len + i * cap + k), d), s = V_SQRT(d);
+            V q = STEP_Q(V_LOAD(len + i * cap + k), d), s = V_SQRT(STEP_D(d));
             V sx = V_MUL(V_MUL(wx, q), s), sy = V_MUL(V_MUL(wy, q), s), sz = V_MUL(V_MUL(wz, q), s);
-            int slow = (V_OUT_D(d) | V_OUT_Q(q)) & LANES_NAME(used)(g, k);
+            int slow = V_OUT_D(d) | V_OUT_Q(q); /* lanes without a chain too: kept finite */
             if (slow) LANES_NAME(fix3)(g, i, k, slow, wx, wy, wz, &sx, &sy, &sz);
             V_STORE(px + cap, V_ADD(fx, sx));
             V_STORE(py + cap, V_ADD(fy, sy));
@@ -178,3 +192,6 @@ static LANES_TARGET void LANES_NAME(passes3)(group *g)
                                        g->tz[k + l] - z[g->n * cap + k + l]);
     }
 }
+
+#undef STEP_D
+#undef STEP_Q

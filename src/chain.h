@@ -381,15 +381,19 @@ void ik_fabrik_put_base(ik_chain *chain);
 ik_vec2 ik_fab_step2_slow(ik_vec2 w, ik_real len, const ik_real *fallback);
 ik_vec3 ik_fab_step3_slow(ik_vec3 w, ik_real len, const ik_real *fallback);
 
-static inline int ik_fab_fast(ik_real d, ik_real q)
+/* q = len / d is only taken for d in range: 0 / 0 (a zero-length bone between coinciding
+   joints) would raise FE_INVALID. */
+static inline int ik_fab_fast(ik_real d, ik_real len, ik_real *q)
 {
-    return d > 1e-300 && d < 1e300 && q >= 1e-150 && q <= 1e300;
+    if (!(d > 1e-300 && d < 1e300)) return 0;
+    *q = len / d;
+    return *q >= 1e-150 && *q <= 1e300;
 }
 
 static IK_ALWAYS_INLINE ik_vec2 ik_fab_step2(ik_vec2 w, ik_real len, const ik_real *fallback)
 {
-    ik_real d = w.x * w.x + w.y * w.y, q = len / d;
-    if (ik_fab_fast(d, q)) {
+    ik_real d = w.x * w.x + w.y * w.y, q;
+    if (ik_fab_fast(d, len, &q)) {
         ik_real s = sqrt(d);
         return ik_v2(w.x * q * s, w.y * q * s);
     }
@@ -398,8 +402,8 @@ static IK_ALWAYS_INLINE ik_vec2 ik_fab_step2(ik_vec2 w, ik_real len, const ik_re
 
 static IK_ALWAYS_INLINE ik_vec3 ik_fab_step3(ik_vec3 w, ik_real len, const ik_real *fallback)
 {
-    ik_real d = w.x * w.x + w.y * w.y + w.z * w.z, q = len / d;
-    if (ik_fab_fast(d, q)) {
+    ik_real d = w.x * w.x + w.y * w.y + w.z * w.z, q;
+    if (ik_fab_fast(d, len, &q)) {
         ik_real s = sqrt(d);
         return ik_v3(w.x * q * s, w.y * q * s, w.z * q * s);
     }

@@ -23,6 +23,13 @@
 /* How far short of a half turn a swing stops on a bone with a twist limit (radians). */
 #define HALF_TURN_MARGIN 1e-6
 
+/*
+ * How far beyond a bound a rotation still counts as within it (radians): a rotation the
+ * clamp put on a bound reads back a rounding beyond it, and must be kept as it is, to the
+ * bit, by the next clamp (mix 0 then kept the pose only to a few ulps).
+ */
+#define LIMIT_ROUNDING 1e-12
+
 /* a moved within [min, max] (wrapped angles, min <= max): the nearer bound around the circle. */
 static ik_real clamp_circular(ik_real a, ik_real min, ik_real max)
 {
@@ -55,7 +62,8 @@ ik_quat ik_limit_rotation(const ik_limit *limit, ik_quat q)
         ik_vec3 off_axis = ik_v3_cross(ik_v3(q.x, q.y, q.z), limit->axis);
         angle = clamp_circular(raw, limit->min, limit->max);
         /* Already a turn about the axis, within range (to rounding): returned as it is. */
-        if (angle == raw && ik_v3_len(off_axis) <= 1e-15) return q;
+        if (fabs(ik_wrap_angle(raw - angle)) <= LIMIT_ROUNDING && ik_v3_len(off_axis) <= 1e-15)
+            return q;
         return ik_q_axis_angle(limit->axis, angle);
     }
     if (!(limit->flags & (IK_LIMIT_CONE | IK_LIMIT_TWIST))) return q;
@@ -75,9 +83,9 @@ ik_quat ik_limit_rotation(const ik_limit *limit, ik_quat q)
     twist_held = (limit->flags & IK_LIMIT_TWIST)
                      ? clamp_circular(angle, limit->twist_min, limit->twist_max)
                      : angle;
-    cone_held = !(s > 0 && 2 * atan2(s, swing.w) > max_swing);
+    cone_held = !(s > 0 && 2 * atan2(s, swing.w) > max_swing + LIMIT_ROUNDING);
     /* Within its limits, a rotation is returned as it is, to the bit. */
-    if (twist_held == angle && cone_held) return q;
+    if (fabs(ik_wrap_angle(angle - twist_held)) <= LIMIT_ROUNDING && cone_held) return q;
     twist = ik_q_axis_angle(x_axis, twist_held);
     if (!cone_held) swing = ik_q_axis_angle(ik_v3(0, swing.y / s, swing.z / s), max_swing);
     return ik_q_normalize(ik_q_mul(swing, twist));

@@ -314,14 +314,27 @@ static void merge(const ik_rig *rig, rig_node *nd, int j, int continues, const i
 {
     ik_chain *c = nd->chain;
     ik_vec3 sum = ik_v3(0, 0, 0), plain = sum, only = sum;
-    ik_real weight = 0;
+    ik_real weight = 0, most = continues ? nd->beyond[j] : 0;
     int k, n = 0;
+    /*
+     * The weights in units of the largest asking here, so their sum is at least 1: goals
+     * whose weights are subnormal next to another goal's elsewhere in the rig summed to a
+     * subnormal, and 1 / weight overflowed (0 * inf: FE_INVALID, a NaN centre).
+     */
+    if (nd->end == j && nd->weight > most) most = nd->weight;
+    for (k = 0; k < nd->kids; k++) {
+        int kid = rig->kid[nd->first + k];
+        if (rig->node[kid].parent_joint == j && pulls(rig, nd, kid) && rig->node[kid].subtree > most)
+            most = rig->node[kid].subtree;
+    }
+    if (!(most > 0)) most = 1;
 #define ASK(point, w)                                            \
     do {                                                         \
         ik_vec3 at_ = (point);                                   \
-        sum = ik_v3_add(sum, ik_v3_scale(at_, (w)));             \
+        ik_real w_ = (w) / most;                                 \
+        sum = ik_v3_add(sum, ik_v3_scale(at_, w_));              \
         plain = ik_v3_add(plain, at_), only = at_;               \
-        weight += (w), n++;                                      \
+        weight += w_, n++;                                       \
     } while (0)
     if (continues) ASK(joint_at(c, j), nd->beyond[j]);
     if (nd->end == j) ASK(nd->goal, nd->weight);
@@ -387,8 +400,9 @@ static int two_bone_limb(rig_node *nd)
     int reached;
     if (nd->kids != 0 || nd->end != 2 || nd->top != 2 || c->limited) return 0;
     if (c->dim == 2) {
-        ik_vec3 now = ik_v3_sub(joint_at(c, 1), base);
-        int bend = to.x * now.y - to.y * now.x > 0 ? -1 : 1; /* 1: clockwise of the line */
+        /* tamed (scaled exactly) so the cross product cannot overflow to inf - inf */
+        ik_vec3 now = ik_v3_tame(ik_v3_sub(joint_at(c, 1), base)), line = ik_v3_tame(to);
+        int bend = line.x * now.y - line.y * now.x > 0 ? -1 : 1; /* 1: clockwise of the line */
         if (ik_two_bone_joint(to.x, to.y, c->length[0], c->length[1], bend, &j[0], &j[1], &reached) != IK_OK)
             return 0;
         j[2] = 0;
@@ -598,7 +612,8 @@ static ik_real goal_distance(const rig_node *nd)
     return ik_v3_len(ik_v3_sub(nd->goal, joint_at(nd->chain, nd->end)));
 }
 
-/* Chain nd posed from its joints (bones 0..hi-1), then its orientation goal, max_turn, limits. */
+/* Chain nd posed from its joints (bones 0..hi-1), then its orientation goal, max_turn, and
+   every bone's limits. */
 static void pose_chain(rig_node *nd)
 {
     ik_chain *c = nd->chain;
@@ -608,10 +623,10 @@ static void pose_chain(rig_node *nd)
     else c->stale_from = 0;
     ik_chain_fk(c);
     if (nd->end >= 0 && c->has_orientation) ik_orient_tip(c);
-    if (c->settings.max_turn < INFINITY) {
-        ik_hold_turns(c, c->settings.max_turn);
-        ik_chain_clamp_limits(c);
-    }
+    if (c->settings.max_turn < INFINITY) ik_hold_turns(c, c->settings.max_turn);
+    /* Every bone within its limits, those the passes did not pose too (a chain only carried
+       by its parent, or the bones past its goal): a solve leaves none outside. */
+    ik_chain_clamp_limits(c);
     ik_chain_fk(c);
 }
 

@@ -264,7 +264,19 @@ static void mix_pose(ik_chain *c, ik_real mix)
     c->stale_from = 0;
 }
 
-/* No bone's local rotation more than max_turn from the remembered pose. */
+/* The angle of the turn from a to b. */
+static ik_real turn_between(ik_quat a, ik_quat b)
+{
+    ik_quat q = ik_q_mul(b, ik_q_conj(a));
+    return 2 * atan2(sqrt(q.x * q.x + q.y * q.y + q.z * q.z), fabs(q.w));
+}
+
+/*
+ * No bone's local rotation more than max_turn from the remembered pose. A limited 3D bone's
+ * limits win afterwards, and clamping a rotation into a cone or twist range can turn it
+ * further from a pose within them (the limits are not convex along a slerp): such a bone
+ * takes less of its turn, halved until its clamped rotation is within max_turn.
+ */
 void ik_hold_turns(ik_chain *c, ik_real max_turn)
 {
     int i;
@@ -277,10 +289,25 @@ void ik_hold_turns(ik_chain *c, ik_real max_turn)
             if (fabs(delta) <= max_turn) continue;
             ik_chain_set_turn_angle(c, i, from + (delta > 0 ? max_turn : -max_turn));
         } else {
-            ik_quat q = ik_q_mul(c->rot[i], ik_q_conj(c->prev_rot[i]));
-            ik_real angle = 2 * atan2(sqrt(q.x * q.x + q.y * q.y + q.z * q.z), fabs(q.w));
-            if (angle <= max_turn) continue;
-            c->rot[i] = ik_q_slerp(c->prev_rot[i], c->rot[i], max_turn / angle);
+            const ik_limit *limit = &c->limit[i];
+            ik_quat from = c->prev_rot[i], to = c->rot[i], held = to, clamped, from_clamped;
+            ik_real angle = turn_between(from, to), t = 1;
+            int k;
+            if (angle > max_turn) t = max_turn / angle, held = ik_q_slerp(from, to, t);
+            clamped = ik_limit_rotation(limit, held);
+            from_clamped = ik_limit_rotation(limit, from);
+            /* (from a pose beyond the limits, they win: the turn is theirs) */
+            if (limit->flags && turn_between(from, clamped) > max_turn &&
+                memcmp(&from, &from_clamped, sizeof from) == 0) {
+                for (k = 0; k < 40 && turn_between(from, clamped) > max_turn; k++) {
+                    t /= 2;
+                    held = ik_q_slerp(from, to, t);
+                    clamped = ik_limit_rotation(limit, held);
+                }
+                if (turn_between(from, clamped) > max_turn) held = from;
+            }
+            if (memcmp(&held, &to, sizeof held) == 0) continue;
+            c->rot[i] = held;
         }
         ik_chain_mark_stale(c, i);
     }

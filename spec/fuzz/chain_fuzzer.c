@@ -9,147 +9,37 @@
  *   - a call that returned an error changed nothing: the chain's memory is byte for byte
  *     what it was (the output arguments too, but solve_many's *failed);
  *   - after IK_OK, what the call must keep is kept (compared through the getters), and
- *     every chain is sound: positions finite (z == 0 in 2D), lengths what was set and kept
- *     by the joints (1e-9), angles in [-pi, pi], rotations unit (1e-9); a solve's result is
- *     consistent (distance finite and the tip's, reached == distance <= tolerance,
- *     iterations within the maximum).
+ *     every chain is sound: positions finite (z == 0 in 2D), lengths what was set, times
+ *     the stretch factor, kept by the joints (1e-9), angles in [-pi, pi], rotations unit
+ *     (1e-9), every bone's world angle or rotation pointing where its joints show (1e-9),
+ *     an attached chain's base on its parent's joint, and once a solve or set_points has
+ *     brought the pose within the limits, every bone within them (1e-9); a solve's result
+ *     is consistent (distance finite and the tip's, reached == distance <= tolerance and
+ *     angle_error <= angle_tolerance, iterations within the maximum); mix 0 keeps the pose
+ *     to the bit and no bone turns by more than max_turn (from a pose within the limits,
+ *     which win over both).
+ * The chains may hang on each other (attach, detach, copy keep a tree): a slot released
+ * detaches its children first.
  * And no core call may raise the floating-point invalid flag (see fuzz.h).
  */
-#include "fuzzer.h"
+#include "chain_checks.h"
 
-#include <limits.h>
-
-#define MAX_BONES 12
 #define MAX_CHAINS 3
 #define MAX_OPS 200
-/* The largest valid iteration count the input may set: more is only slower. */
-#define MAX_ITERATIONS 200
-
-#define BIT(status) (1u << (status))
-
-typedef struct slot {
-    ik_chain *chain; /* NULL: no chain */
-    void *memory; /* the chain's block, for byte snapshots */
-    size_t size;
-    int created; /* by ik_chainNd_create (free with ik_chain_destroy) */
-    int dim, n;
-    ik_real lengths[MAX_BONES]; /* as set */
-} slot;
 
 static slot slots[MAX_CHAINS];
-
-/* ---- what is observable, in parts ---- */
-
-enum { P_BASE = 1, P_LEN = 2, P_WEIGHT = 4, P_POSE = 8, P_WORLD = 16, P_POS = 32, P_SETTINGS = 64 };
-#define P_ALL 127
-
-typedef struct observed {
-    ik_real base[7];
-    ik_real len[MAX_BONES];
-    ik_real weight[MAX_BONES + 1];
-    ik_real pose[4 * MAX_BONES];
-    ik_real world[4 * MAX_BONES];
-    ik_real pos[3 * (MAX_BONES + 1)];
-    ik_real settings[10];
-} observed;
-
-static void observe(const slot *s, observed *o)
-{
-    ik_chain *c = s->chain;
-    const ik_settings *st = ik_chain_settings(c);
-    const ik_real *p;
-    int i;
-    memset(o, 0, sizeof *o);
-    if (s->dim == 2) {
-        CHECK(ik_chain2d_base(c, &o->base[0], &o->base[1], &o->base[2]) == IK_OK, "2D base");
-    } else {
-        CHECK(ik_chain3d_base(c, o->base, o->base + 3) == IK_OK, "3D base");
-    }
-    for (i = 0; i < s->n; i++) {
-        CHECK(ik_chain_length(c, i, &o->len[i]) == IK_OK, "length %d", i);
-        if (s->dim == 2) {
-            CHECK(ik_chain2d_angle(c, i, &o->pose[i]) == IK_OK, "angle %d", i);
-            CHECK(ik_chain2d_world_angle(c, i, &o->world[i]) == IK_OK, "world angle %d", i);
-        } else {
-            CHECK(ik_chain3d_rotation(c, i, &o->pose[4 * i]) == IK_OK, "rotation %d", i);
-            CHECK(ik_chain3d_world_rotation(c, i, &o->world[4 * i]) == IK_OK, "world rotation %d",
-                  i);
-        }
-    }
-    for (i = 0; i <= s->n; i++)
-        CHECK(ik_chain_weight(c, i, &o->weight[i]) == IK_OK, "weight %d", i);
-    p = ik_chain_positions(c);
-    for (i = 0; i <= s->n; i++) { /* 3 numbers a joint here; the core keeps dim */
-        o->pos[3 * i] = p[s->dim * i], o->pos[3 * i + 1] = p[s->dim * i + 1];
-        o->pos[3 * i + 2] = s->dim == 3 ? p[s->dim * i + 2] : 0;
-    }
-    o->settings[0] = st->solver, o->settings[1] = st->iterations, o->settings[2] = st->tolerance;
-    o->settings[3] = st->greed, o->settings[4] = st->greed_ramp, o->settings[5] = st->bend;
-    o->settings[6] = st->use_pole;
-    o->settings[7] = st->pole[0], o->settings[8] = st->pole[1], o->settings[9] = st->pole[2];
-}
-
-/* Bitwise: -0 and +0 differ. */
-static void check_kept(const observed *a, const observed *b, int parts, const char *what)
-{
-    CHECK(!(parts & P_BASE) || memcmp(a->base, b->base, sizeof a->base) == 0, "%s moved the base",
-          what);
-    CHECK(!(parts & P_LEN) || memcmp(a->len, b->len, sizeof a->len) == 0, "%s changed a length",
-          what);
-    CHECK(!(parts & P_WEIGHT) || memcmp(a->weight, b->weight, sizeof a->weight) == 0,
-          "%s changed a weight", what);
-    CHECK(!(parts & P_POSE) || memcmp(a->pose, b->pose, sizeof a->pose) == 0, "%s changed the pose",
-          what);
-    CHECK(!(parts & P_WORLD) || memcmp(a->world, b->world, sizeof a->world) == 0,
-          "%s changed the world pose", what);
-    CHECK(!(parts & P_POS) || memcmp(a->pos, b->pos, sizeof a->pos) == 0, "%s moved a joint", what);
-    CHECK(!(parts & P_SETTINGS) || memcmp(a->settings, b->settings, sizeof a->settings) == 0,
-          "%s changed the settings", what);
-}
-
-/* The chain is sound; see the top of the file. */
-static void check_sound(const slot *s, const char *what)
-{
-    observed o;
-    int i, k;
-    CHECK(ik_chain_count(s->chain) == s->n && ik_chain_dim(s->chain) == s->dim, "%s: count or dim",
-          what);
-    observe(s, &o);
-    for (k = 0; k < 3 * (s->n + 1); k++) {
-        CHECK(isfinite(o.pos[k]), "%s: position value %d is %g", what, k, o.pos[k]);
-        CHECK(s->dim == 3 || k % 3 != 2 || o.pos[k] == 0, "%s: a 2D joint has z = %g", what,
-              o.pos[k]);
-    }
-    for (k = 0; k < 7; k++)
-        CHECK(isfinite(o.base[k]), "%s: base value %d is %g", what, k, o.base[k]);
-    if (s->dim == 3) CHECK(is_unit(o.base + 3), "%s: the base rotation is not unit", what);
-    for (i = 0; i < s->n; i++) {
-        const ik_real *a = &o.pos[3 * i], *b = &o.pos[3 * i + 3];
-        ik_real scale = fmax(fmax(fmax(fabs(a[0]), fabs(a[1])), fmax(fabs(a[2]), fabs(b[0]))),
-                             fmax(fabs(b[1]), fabs(b[2])));
-        ik_real half = half_norm(b[0] - a[0], b[1] - a[1], b[2] - a[2]);
-        CHECK(memcmp(&o.len[i], &s->lengths[i], sizeof(ik_real)) == 0,
-              "%s: length %d is %.17g, was set to %.17g", what, i, o.len[i], s->lengths[i]);
-        CHECK(near_length(half, o.len[i] * 0.5, scale * 0.5),
-              "%s: bone %d's joints are %.17g apart, its length is %.17g", what, i, 2 * half,
-              o.len[i]);
-        if (s->dim == 2) {
-            CHECK(isfinite(o.pose[i]) && fabs(o.pose[i]) <= 3.14159265358979323846,
-                  "%s: angle %d is %g", what, i, o.pose[i]);
-            CHECK(isfinite(o.world[i]) && fabs(o.world[i]) <= 3.14159265358979323846,
-                  "%s: world angle %d is %g", what, i, o.world[i]);
-        } else {
-            CHECK(is_unit(&o.pose[4 * i]), "%s: rotation %d is not unit", what, i);
-            CHECK(is_unit(&o.world[4 * i]), "%s: world rotation %d is not unit", what, i);
-        }
-    }
-}
+static int trace; /* IK_FUZZ_TRACE=1: each operation on stderr */
 
 /* ---- building ---- */
 
+/* Frees slot s's chain: its children are detached first (a parent outlives its children). */
 static void release(slot *s)
 {
+    int k;
     if (s->chain == NULL) return;
+    for (k = 0; k < MAX_CHAINS; k++)
+        if (slots[k].chain && &slots[k] != s && ik_chain_parent(slots[k].chain, NULL) == s->chain)
+            CORE_VOID(ik_chain_detach(slots[k].chain));
     if (s->created)
         ik_chain_destroy(s->chain);
     else
@@ -164,13 +54,6 @@ static int take_count(reader *r)
     uint8_t v = take_u8(r);
     if (v < 240) return 1 + v % MAX_BONES;
     return bad[v % 5];
-}
-
-static unsigned length_errors(ik_real v)
-{
-    if (!isfinite(v)) return BIT(IK_ERR_NOT_FINITE);
-    if (v < 0) return BIT(IK_ERR_NEGATIVE);
-    return v > IK_MAX_COORD ? BIT(IK_ERR_RANGE) : 0;
 }
 
 static void build(slot *s, reader *r)
@@ -238,106 +121,13 @@ static void build(slot *s, reader *r)
     free(lengths);
 }
 
-/* ---- arguments ---- */
-
-/* An index: mostly in 0..count-1, sometimes just past it or far out. */
-static int take_index(reader *r, int count)
-{
-    static const int bad[] = {-1, INT_MIN, INT_MAX};
-    uint8_t v = take_u8(r);
-    if (v < 232) return v % count;
-    v %= 4;
-    return v == 3 ? count : bad[v];
-}
-
-static unsigned index_errors(int i, int count)
-{
-    return i < 0 || i >= count ? BIT(IK_ERR_INDEX) : 0;
-}
-
-static unsigned coord_errors(const ik_real *v, int count)
+static slot *slot_of(const ik_chain *c)
 {
     int k;
-    unsigned e = 0;
-    for (k = 0; k < count; k++) {
-        if (!isfinite(v[k])) return BIT(IK_ERR_NOT_FINITE);
-        if (fabs(v[k]) > IK_MAX_COORD) e = BIT(IK_ERR_RANGE);
-    }
-    return e;
+    for (k = 0; k < MAX_CHAINS; k++)
+        if (c && slots[k].chain == c) return &slots[k];
+    return NULL;
 }
-
-/* Joint j of the slot's chain as 3 numbers (z = 0 in 2D). */
-static void joint3(const slot *s, int j, ik_real out[3])
-{
-    const ik_real *p = ik_chain_positions(s->chain) + s->dim * j;
-    out[0] = p[0], out[1] = p[1], out[2] = s->dim == 3 ? p[2] : 0;
-}
-
-/* A target: often exactly a joint of the chain or a point on a bone's line, else numbers. */
-static void take_target(reader *r, const slot *s, ik_real t[3])
-{
-    uint8_t how = take_u8(r);
-    if (how < 64) {
-        joint3(s, how % (s->n + 1), t);
-    } else if (how < 96) {
-        int j = how % s->n;
-        ik_real f = take_real(r), a[3], b[3];
-        int k;
-        joint3(s, j, a);
-        joint3(s, j + 1, b);
-        for (k = 0; k < 3; k++) t[k] = a[k] + (b[k] - a[k]) * f;
-    } else {
-        t[0] = take_real(r), t[1] = take_real(r), t[2] = take_real(r);
-    }
-}
-
-static unsigned quat_errors(const ik_real q[4])
-{
-    int k;
-    for (k = 0; k < 4; k++)
-        if (!isfinite(q[k])) return BIT(IK_ERR_NOT_FINITE);
-    return q[0] == 0 && q[1] == 0 && q[2] == 0 && q[3] == 0 ? BIT(IK_ERR_ZERO_ROTATION) : 0;
-}
-
-static ik_settings take_settings(reader *r, const ik_settings *current)
-{
-    ik_settings s = *current;
-    uint8_t fields = take_u8(r);
-    if (fields & 1) s.solver = (ik_solver)((int)(take_u8(r) % 7) - 1);
-    if (fields & 2) {
-        static const int bad[] = {0, -1, INT_MIN};
-        uint8_t v = take_u8(r);
-        s.iterations = v < 240 ? 1 + v % MAX_ITERATIONS : bad[v % 3];
-    }
-    if (fields & 4) s.tolerance = take_real(r);
-    if (fields & 8) s.greed = take_u8(r) < 128 ? (take_u8(r) + 1) / 256.0 : take_real(r);
-    if (fields & 16) s.greed_ramp = (int)take_u8(r) - 128;
-    if (fields & 32) s.bend = (int)(take_u8(r) % 5) - 2;
-    if (fields & 64) s.use_pole = take_u8(r) % 3;
-    if (fields & 128) s.pole[0] = take_real(r), s.pole[1] = take_real(r), s.pole[2] = take_real(r);
-    return s;
-}
-
-static unsigned settings_errors(const ik_settings *s, const slot *c)
-{
-    unsigned e = 0;
-    if (s->iterations < 1) e |= BIT(IK_ERR_ITERATIONS);
-    if (!(isfinite(s->tolerance) && s->tolerance >= 0)) e |= BIT(IK_ERR_TOLERANCE);
-    if (!(isfinite(s->greed) && s->greed > 0 && s->greed <= 1)) e |= BIT(IK_ERR_GREED);
-    if (s->bend != 1 && s->bend != -1) e |= BIT(IK_ERR_BEND);
-    if ((int)s->solver < 0 || (int)s->solver > (int)IK_SOLVER_AIM) e |= BIT(IK_ERR_SOLVER);
-    if (s->use_pole) {
-        int zero = s->pole[0] == 0 && s->pole[1] == 0 && s->pole[2] == 0;
-        if (!isfinite(s->pole[0]) || !isfinite(s->pole[1]) || !isfinite(s->pole[2]) || zero)
-            e |= BIT(IK_ERR_POLE);
-    }
-    if (e) return e; /* the chain's own rules come after validation */
-    /* two_bone: 2 bones, or 3 for an orientation goal (checked when solving) */
-    if (s->solver == IK_SOLVER_TWO_BONE && c->n != 2 && c->n != 3) e |= BIT(IK_ERR_NOT_TWO_BONE);
-    if (s->use_pole && c->dim != 3) e |= BIT(IK_ERR_POLE);
-    return e;
-}
-
 /* ---- the operations ---- */
 
 enum {
@@ -363,8 +153,31 @@ enum {
     OP_SOLVE_CCD,
     OP_SOLVE_RELAX,
     OP_SOLVE_TWO_BONE,
+    OP_SOLVE_AIM,
     OP_SOLVE_MANY,
     OP_REBUILD,
+    OP_SET_LIMIT2,
+    OP_LIMIT2,
+    OP_SET_HINGE,
+    OP_SET_CONE,
+    OP_SET_TWIST,
+    OP_LIMIT3,
+    OP_CLEAR_LIMIT,
+    OP_SET_POINTS,
+    OP_SET_TARGET,
+    OP_TARGET,
+    OP_SET_TARGET_ANGLE,
+    OP_TARGET_ANGLE,
+    OP_SET_TARGET_ROTATION,
+    OP_TARGET_ROTATION,
+    OP_CLEAR_TARGET,
+    OP_ATTACH,
+    OP_DETACH,
+    OP_PARENT,
+    OP_COPY,
+    OP_CHECK,
+    OP_UPDATE,
+    OP_REACH,
     OP_COUNT_OF_OPS
 };
 
@@ -372,33 +185,68 @@ typedef ik_status (*solve_fn)(ik_chain *, const ik_real *, ik_result *);
 
 #define IK_PI_FUZZ 3.14159265358979323847
 
+/* target: the one the solve was given, or the kept one. */
 static void check_result(const slot *s, const ik_real *target, const ik_result *res, int two_bone,
                          int aim, const char *what)
 {
     const ik_settings *st = ik_chain_settings(s->chain);
     ik_real tip[3];
     ik_real tz = s->dim == 3 ? target[2] : 0, scale, half;
+    int oriented = !aim && has_orientation(s);
     joint3(s, s->n, tip);
     scale = fmax(fmax(fabs(target[0]), fabs(target[1])),
-                         fmax(fmax(fabs(tip[0]), fabs(tip[1])), fmax(fabs(tz), fabs(tip[2]))));
+                 fmax(fmax(fabs(tip[0]), fabs(tip[1])), fmax(fabs(tz), fabs(tip[2]))));
     half = half_norm(target[0] - tip[0], target[1] - tip[1], tz - tip[2]);
     CHECK(isfinite(res->distance) && res->distance >= 0, "%s: distance %g", what, res->distance);
+    CHECK(res->angle_error >= 0 && res->angle_error <= IK_PI_FUZZ, "%s: angle error %g", what,
+          res->angle_error);
     if (aim) {
         /* aiming: the distance is the angle between the tip bone and the target */
-        CHECK(res->distance == res->angle_error && res->angle_error <= IK_PI_FUZZ,
-              "%s: aim error %g", what, res->angle_error);
+        CHECK(res->distance == res->angle_error, "%s: aim error %g", what, res->angle_error);
         CHECK(res->reached == (res->angle_error <= st->angle_tolerance), "%s: aim reached", what);
+        CHECK(res->iterations >= 0 && res->iterations <= st->iterations, "%s: %d iterations of %d",
+              what, res->iterations, st->iterations);
         return;
     }
-    CHECK(res->reached == (res->distance <= st->tolerance),
-          "%s: reached %d, distance %g, tolerance %g", what, res->reached, res->distance,
-          st->tolerance);
-    CHECK(two_bone ? res->iterations == 1
+    CHECK(oriented || res->angle_error == 0, "%s: angle error %g without an orientation goal", what,
+          res->angle_error);
+    CHECK(res->reached == (res->distance <= st->tolerance &&
+                           (!oriented || res->angle_error <= st->angle_tolerance)),
+          "%s: reached %d, distance %g, tolerance %g, angle error %g", what, res->reached,
+          res->distance, st->tolerance, res->angle_error);
+    CHECK(two_bone ? res->iterations >= 0 && res->iterations <= 1
                    : res->iterations >= 0 && res->iterations <= st->iterations,
           "%s: %d iterations of %d", what, res->iterations, st->iterations);
     CHECK(fabs(half - res->distance * 0.5) <= 1e-12 * half + 1e-15 * scale + 1e-320,
           "%s: distance %.17g, but the tip is %.17g from the target", what, res->distance,
           2 * half);
+}
+
+/* After a solve of slot s (IK_OK) from the pose `before`: what mix and max_turn promise. */
+static void check_solved(slot *s, const observed *before, const char *what)
+{
+    const ik_settings *st = ik_chain_settings(s->chain);
+    observed now;
+    int i;
+    observe(s, &now);
+    if (trace) {
+        fprintf(stderr, "  solver %d mix %.17g max_turn %.17g stretch %d escape %d in_limits %d\n",
+                st->solver, st->mix, st->max_turn, st->stretch, st->escape, s->in_limits);
+        for (i = 0; i < s->n * (s->dim == 2 ? 1 : 4); i++)
+            if (memcmp(&now.pose[i], &before->pose[i], sizeof(ik_real)) != 0)
+                fprintf(stderr, "  pose[%d] %.17g -> %.17g\n", i, before->pose[i], now.pose[i]);
+    }
+    /* the limits win over mix and max_turn: only from a pose within them */
+    if (s->in_limits && st->mix == 0 && !st->stretch)
+        check_kept(before, &now, P_POSE, "a solve with mix 0");
+    if (s->in_limits && st->max_turn < INFINITY)
+        for (i = 0; i < s->n; i++) {
+            ik_real turn = s->dim == 2 ? fabs(wrap_pi(now.pose[i] - before->pose[i]))
+                                       : quat_turn(&before->pose[4 * i], &now.pose[4 * i]);
+            CHECK(turn <= st->max_turn * (1 + 1e-9) + 1e-9,
+                  "%s: bone %d turned by %.17g, max_turn %.17g", what, i, turn, st->max_turn);
+        }
+    s->in_limits = 1;
 }
 
 static void solve_many(reader *r)
@@ -409,6 +257,7 @@ static void solve_many(reader *r)
     void *raw[4] = {NULL, NULL, NULL, NULL};
     observed seen[4];
     int count = take_u8(r) % 5, k, d, reached = -7, failed = -7, want_failed = -1, dim = 0;
+    int kept = take_u8(r) < 64; /* targets NULL: each towards its kept goal */
     unsigned expect = 0;
     ik_status st;
     for (k = 0; k < count; k++) {
@@ -422,8 +271,9 @@ static void solve_many(reader *r)
     for (k = 0; k < count; k++)
         for (d = 0; d < dim; d++) targets[k * dim + d] = targets[3 * k + d];
     for (k = 0; k < count && want_failed < 0; k++) {
-        unsigned e =
-            of[k]->dim != dim ? BIT(IK_ERR_DIMENSION) : coord_errors(&targets[k * dim], dim);
+        unsigned e = of[k]->dim != dim ? BIT(IK_ERR_DIMENSION)
+                                       : solve_errors(of[k], ik_chain_settings(chains[k])->solver,
+                                                      kept ? NULL : &targets[k * dim]);
         if (e) want_failed = k, expect = e;
     }
     for (k = 0; k < count; k++) {
@@ -431,8 +281,8 @@ static void solve_many(reader *r)
         raw[k] = malloc(of[k]->size);
         memcpy(raw[k], of[k]->memory, of[k]->size);
     }
-    st = CORE(
-        ik_solve_many(count ? chains : NULL, count, count ? targets : NULL, &reached, NULL, &failed));
+    st = CORE(ik_solve_many(count ? chains : NULL, count, count && !kept ? targets : NULL, &reached,
+                            NULL, &failed));
     if (expect) {
         CHECK((BIT(st) & expect) != 0, "solve_many: status %d, expected %#x", st, expect);
         CHECK(failed == want_failed, "solve_many: failed is %d, chain %d is the bad one", failed,
@@ -452,27 +302,65 @@ static void solve_many(reader *r)
               count);
         for (k = 0; k < count; k++) {
             observed now;
+            of[k]->in_limits = 1;
             check_sound(of[k], "after solve_many");
             observe(of[k], &now);
-            check_kept(&seen[k], &now, P_BASE | P_LEN | P_WEIGHT | P_SETTINGS, "solve_many");
+            check_kept(&seen[k], &now, P_LEN | P_WEIGHT | P_SETTINGS | P_LIMITS | P_PARENT,
+                       "solve_many");
         }
     }
     for (k = 0; k < count; k++) free(raw[k]);
 }
 
+/* Memory for a copy of s: exact, one byte short, or none. */
+static void copy_op(reader *r, slot *s)
+{
+    slot *t = &slots[take_u8(r) % MAX_CHAINS];
+    uint8_t how = take_u8(r);
+    size_t size = s->size, given = size;
+    void *memory = NULL;
+    ik_chain *copy = (ik_chain *)&slots, *sentinel = copy;
+    unsigned expect = 0;
+    observed seen, now;
+    slot fresh;
+    ik_status st;
+    if (t == s) t = &slots[(s - slots + 1) % MAX_CHAINS];
+    release(t); /* first: s may hang on it */
+    if ((how & 3) == 1) given = size - 1;
+    if ((how & 3) != 2) memory = malloc(given);
+    if (memory == NULL || given < size) expect = BIT(IK_ERR_TOO_LARGE);
+    observe(s, &seen);
+    st = CORE(ik_chain_copy(memory, given, s->chain, &copy));
+    if (expect) {
+        CHECK((BIT(st) & expect) != 0, "copy: status %d, expected %#x", st, expect);
+        CHECK(copy == sentinel, "a rejected copy set *out");
+        free(memory);
+        return;
+    }
+    CHECK(st == IK_OK && copy == memory, "copy: status %d", st);
+    CHECK(ik_chain_check(memory, given), "a copy is no chain");
+    fresh = *s;
+    fresh.chain = copy, fresh.memory = memory, fresh.size = given, fresh.created = 0;
+    *t = fresh;
+    observe(t, &now);
+    check_kept(&seen, &now, P_ALL, "copy");
+    check_sound(t, "a copy");
+}
+
 /* One operation on slot s, checked. */
 static void operate(reader *r, slot *s)
 {
-    int op = take_u8(r) % OP_COUNT_OF_OPS, i, keep = P_ALL, two_bone = 0;
+    int op = take_u8(r) % OP_COUNT_OF_OPS, i, keep = P_ALL, two_bone = 0, aim = 0, has, k;
     unsigned expect = 0;
     ik_status st = IK_OK;
-    ik_real v[4], out[8], sentinel[8], target[3];
+    ik_real v[8], out[12], sentinel[12], target[3], *solve_target = NULL;
     ik_result res;
     observed seen, now;
     unsigned char *raw;
     const char *what = "?";
     solve_fn solve = NULL;
     ik_chain *c = s->chain;
+    int limits_set = 0, was_in_limits = s->in_limits;
 
     if (op == OP_SOLVE_MANY) {
         solve_many(r);
@@ -481,6 +369,10 @@ static void operate(reader *r, slot *s)
     if (op == OP_REBUILD) {
         release(s);
         build(s, r);
+        return;
+    }
+    if (op == OP_COPY) {
+        copy_op(r, s);
         return;
     }
     memset(out, 0xa5, sizeof out);
@@ -511,7 +403,7 @@ static void operate(reader *r, slot *s)
         i = take_index(r, s->n);
         v[0] = take_length(r);
         expect = index_errors(i, s->n) | length_errors(v[0]);
-        keep = P_BASE | P_WEIGHT | P_POSE | P_SETTINGS;
+        keep = P_BASE | P_WEIGHT | P_POSE | P_SETTINGS | P_LIMITS | P_GOALS | P_PARENT;
         st = CORE(ik_chain_set_length(c, i, v[0]));
         if (st == IK_OK) s->lengths[i] = v[0] + 0.0;
         break;
@@ -543,7 +435,8 @@ static void operate(reader *r, slot *s)
         v[0] = take_real(r), v[1] = take_real(r), v[2] = take_real(r);
         expect = s->dim != 2 ? BIT(IK_ERR_DIMENSION)
                              : coord_errors(v, 2) | (isfinite(v[2]) ? 0 : BIT(IK_ERR_NOT_FINITE));
-        keep = P_LEN | P_WEIGHT | P_POSE | P_SETTINGS;
+        if (!expect && seen.parent) expect = BIT(IK_ERR_ATTACHED);
+        keep = P_LEN | P_WEIGHT | P_POSE | P_SETTINGS | P_LIMITS | P_GOALS | P_PARENT;
         st = CORE(ik_chain2d_set_base(c, v[0], v[1], v[2]));
         break;
     case OP_ANGLE:
@@ -556,12 +449,13 @@ static void operate(reader *r, slot *s)
     case OP_SET_ANGLE:
         what = "set_angle";
         i = take_index(r, s->n);
-        v[0] = take_real(r);
+        v[0] = take_angle(r);
         expect = s->dim != 2
                      ? BIT(IK_ERR_DIMENSION)
                      : index_errors(i, s->n) | (isfinite(v[0]) ? 0 : BIT(IK_ERR_NOT_FINITE));
-        keep = P_BASE | P_LEN | P_WEIGHT | P_SETTINGS;
+        keep = P_BASE | P_LEN | P_WEIGHT | P_SETTINGS | P_LIMITS | P_GOALS | P_PARENT;
         st = CORE(ik_chain2d_set_angle(c, i, v[0]));
+        if (st == IK_OK) s->in_limits = 0;
         break;
     case OP_BASE3:
         what = "3D base";
@@ -576,7 +470,8 @@ static void operate(reader *r, slot *s)
         for (i = 0; i < 4; i++) q[i] = take_real(r);
         expect = s->dim != 3 ? BIT(IK_ERR_DIMENSION) : coord_errors(position, 3);
         if (s->dim == 3 && !expect && with_rotation) expect = quat_errors(q);
-        keep = P_LEN | P_WEIGHT | P_POSE | P_SETTINGS;
+        if (!expect && seen.parent) expect = BIT(IK_ERR_ATTACHED);
+        keep = P_LEN | P_WEIGHT | P_POSE | P_SETTINGS | P_LIMITS | P_GOALS | P_PARENT;
         st = CORE(ik_chain3d_set_base(c, position, with_rotation ? q : NULL));
         break;
     }
@@ -596,8 +491,9 @@ static void operate(reader *r, slot *s)
         expect = s->dim != 3             ? BIT(IK_ERR_DIMENSION)
                  : index_errors(i, s->n) ? BIT(IK_ERR_INDEX)
                                          : quat_errors(v);
-        keep = P_BASE | P_LEN | P_WEIGHT | P_SETTINGS;
+        keep = P_BASE | P_LEN | P_WEIGHT | P_SETTINGS | P_LIMITS | P_GOALS | P_PARENT;
         st = CORE(ik_chain3d_set_rotation(c, i, v));
+        if (st == IK_OK) s->in_limits = 0;
         break;
     case OP_CONFIGURE: {
         ik_settings want = take_settings(r, ik_chain_settings(c));
@@ -611,8 +507,16 @@ static void operate(reader *r, slot *s)
                       got->tolerance == want.tolerance && /* -0 is kept as +0 */
                       memcmp(&got->greed, &want.greed, sizeof want.greed) == 0 &&
                       got->greed_ramp == (want.greed_ramp != 0) && got->bend == want.bend &&
-                      got->use_pole == (want.use_pole != 0),
+                      got->use_pole == (want.use_pole != 0) &&
+                      got->angle_tolerance == want.angle_tolerance &&
+                      got->escape == (want.escape != 0) && got->mix == want.mix &&
+                      got->softness == want.softness && got->stretch == (want.stretch != 0) &&
+                      memcmp(&got->max_turn, &want.max_turn, sizeof want.max_turn) == 0 &&
+                      got->effector_weight == want.effector_weight,
                   "configure stored other settings");
+            CHECK(!got->use_pole || fabs(got->pole[0] * got->pole[0] + got->pole[1] * got->pole[1] +
+                                         got->pole[2] * got->pole[2] - 1) <= 1e-12,
+                  "configure: the pole is not unit");
         }
         break;
     }
@@ -621,35 +525,257 @@ static void operate(reader *r, slot *s)
     case OP_SOLVE_CCD: solve = ik_chain_solve_ccd, what = "solve_ccd"; break;
     case OP_SOLVE_RELAX: solve = ik_chain_solve_relax, what = "solve_relax"; break;
     case OP_SOLVE_TWO_BONE: solve = ik_chain_solve_two_bone, what = "solve_two_bone"; break;
+    case OP_SOLVE_AIM: solve = ik_chain_solve_aim, what = "solve_aim"; break;
+    case OP_SET_LIMIT2:
+        what = "2D set_limit";
+        i = take_index(r, s->n);
+        v[0] = take_angle(r), v[1] = take_angle(r);
+        if (take_u8(r) & 1) { /* often a valid order */
+            ik_real lo = fmin(v[0], v[1]), hi = fmax(v[0], v[1]);
+            if (!isnan(v[0]) && !isnan(v[1])) v[0] = lo, v[1] = hi;
+        }
+        expect = s->dim != 2 ? BIT(IK_ERR_DIMENSION) : index_errors(i, s->n);
+        if (!expect && (!isfinite(v[0]) || !isfinite(v[1]))) expect = BIT(IK_ERR_NOT_FINITE);
+        if (!expect && !(-IK_PI_FUZZ <= v[0] && v[0] <= v[1] && v[1] <= IK_PI_FUZZ))
+            expect = BIT(IK_ERR_LIMIT_RANGE);
+        keep = P_ALL & ~P_LIMITS;
+        st = CORE(ik_chain2d_set_limit(c, i, v[0], v[1]));
+        limits_set = 1;
+        break;
+    case OP_LIMIT2:
+        what = "2D limit";
+        i = take_index(r, s->n);
+        expect = s->dim != 2 ? BIT(IK_ERR_DIMENSION) : index_errors(i, s->n);
+        has = -7;
+        st = CORE(ik_chain2d_limit(c, i, &has, &out[0], &out[1]));
+        CHECK(st != IK_OK || has == 0 || has == 1, "limit: has %d", has);
+        CHECK(st == IK_OK || has == -7, "a rejected limit wrote has");
+        break;
+    case OP_SET_HINGE:
+    case OP_SET_TWIST:
+        what = op == OP_SET_HINGE ? "set_hinge" : "set_twist";
+        i = take_index(r, s->n);
+        for (k = 0; k < 3; k++)
+            v[2 + k] = take_u8(r) < 128 ? (ik_real)(take_u8(r) % 3) - 1 : take_real(r);
+        v[0] = take_angle(r), v[1] = take_angle(r);
+        if (take_u8(r) & 1) {
+            ik_real lo = fmin(v[0], v[1]), hi = fmax(v[0], v[1]);
+            if (!isnan(v[0]) && !isnan(v[1])) v[0] = lo, v[1] = hi;
+        }
+        expect = s->dim != 3 ? BIT(IK_ERR_DIMENSION) : index_errors(i, s->n);
+        if (!expect && op == OP_SET_HINGE) {
+            expect = coord_errors(v + 2, 3) & BIT(IK_ERR_NOT_FINITE);
+            if (!expect && v[2] == 0 && v[3] == 0 && v[4] == 0) expect = BIT(IK_ERR_AXIS);
+        }
+        if (!expect && (!isfinite(v[0]) || !isfinite(v[1]))) expect = BIT(IK_ERR_NOT_FINITE);
+        if (!expect && !(-IK_PI_FUZZ <= v[0] && v[0] <= v[1] && v[1] <= IK_PI_FUZZ))
+            expect = BIT(IK_ERR_LIMIT_RANGE);
+        keep = P_ALL & ~P_LIMITS;
+        st = CORE(op == OP_SET_HINGE ? ik_chain3d_set_hinge(c, i, v + 2, v[0], v[1])
+                                     : ik_chain3d_set_twist(c, i, v[0], v[1]));
+        limits_set = 1;
+        break;
+    case OP_SET_CONE:
+        what = "set_cone";
+        i = take_index(r, s->n);
+        v[0] = take_u8(r) < 128 ? take_u8(r) / 64.0 : take_real(r);
+        expect = s->dim != 3 ? BIT(IK_ERR_DIMENSION) : index_errors(i, s->n);
+        if (!expect && !isfinite(v[0])) expect = BIT(IK_ERR_NOT_FINITE);
+        if (!expect && !(v[0] >= 0 && v[0] <= IK_PI_FUZZ)) expect = BIT(IK_ERR_CONE);
+        keep = P_ALL & ~P_LIMITS;
+        st = CORE(ik_chain3d_set_cone(c, i, v[0]));
+        limits_set = 1;
+        break;
+    case OP_LIMIT3: {
+        ik_limit3d lim;
+        what = "3D limit";
+        i = take_index(r, s->n);
+        expect = s->dim != 3 ? BIT(IK_ERR_DIMENSION) : index_errors(i, s->n);
+        st = CORE(ik_chain3d_limit(c, i, &lim));
+        break;
+    }
+    case OP_CLEAR_LIMIT:
+        what = "clear_limit";
+        i = take_index(r, s->n);
+        expect = index_errors(i, s->n);
+        keep = P_ALL & ~P_LIMITS;
+        st = CORE(ik_chain_clear_limit(c, i));
+        break;
+    case OP_SET_POINTS: {
+        ik_real points[3 * (MAX_BONES + 1)];
+        uint8_t how = take_u8(r);
+        what = "set_points";
+        for (k = 0; k <= s->n; k++) { /* the joints, moved a little, or other numbers */
+            ik_real j[3];
+            joint3(s, k, j);
+            for (i = 0; i < s->dim; i++)
+                points[s->dim * k + i] =
+                    how < 128 ? j[i] + (ik_real)(int8_t)take_u8(r) / 16.0 : take_real(r);
+        }
+        expect = coord_errors(points, s->dim * (s->n + 1));
+        keep = P_LEN | P_WEIGHT | P_SETTINGS | P_LIMITS | P_GOALS | P_PARENT |
+               (seen.parent ? P_BASE : 0);
+        st = CORE(ik_chain_set_points(c, points));
+        if (st == IK_OK) s->in_limits = 1;
+        break;
+    }
+    case OP_SET_TARGET:
+        what = "set_target";
+        take_target(r, s, v);
+        expect = coord_errors(v, s->dim);
+        keep = P_ALL & ~P_GOALS;
+        st = CORE(ik_chain_set_target(c, v));
+        if (st == IK_OK) {
+            ik_real got[3];
+            CHECK(has_target(s, got) && got[0] == v[0] && got[1] == v[1] &&
+                      (s->dim == 2 || got[2] == v[2]),
+                  "set_target kept another target");
+        }
+        break;
+    case OP_TARGET:
+        what = "target";
+        has = -7;
+        st = CORE(ik_chain_target(c, out, &has));
+        CHECK(has == 0 || has == 1, "target: has %d", has);
+        break;
+    case OP_SET_TARGET_ANGLE:
+        what = "set_target_angle";
+        v[0] = take_angle(r);
+        expect = s->dim != 2 ? BIT(IK_ERR_DIMENSION) : isfinite(v[0]) ? 0 : BIT(IK_ERR_NOT_FINITE);
+        keep = P_ALL & ~P_GOALS;
+        st = CORE(ik_chain2d_set_target_angle(c, v[0]));
+        break;
+    case OP_TARGET_ANGLE:
+        what = "target_angle";
+        has = -7;
+        expect = s->dim != 2 ? BIT(IK_ERR_DIMENSION) : 0;
+        st = CORE(ik_chain2d_target_angle(c, out, &has));
+        CHECK(st != IK_OK || has == 0 || has == 1, "target_angle: has %d", has);
+        CHECK(st == IK_OK || has == -7, "a rejected target_angle wrote has");
+        break;
+    case OP_SET_TARGET_ROTATION:
+        what = "set_target_rotation";
+        for (k = 0; k < 4; k++) v[k] = take_real(r);
+        expect = s->dim != 3 ? BIT(IK_ERR_DIMENSION) : quat_errors(v);
+        keep = P_ALL & ~P_GOALS;
+        st = CORE(ik_chain3d_set_target_rotation(c, v));
+        break;
+    case OP_TARGET_ROTATION:
+        what = "target_rotation";
+        has = -7;
+        expect = s->dim != 3 ? BIT(IK_ERR_DIMENSION) : 0;
+        st = CORE(ik_chain3d_target_rotation(c, out, &has));
+        CHECK(st != IK_OK || has == 0 || has == 1, "target_rotation: has %d", has);
+        CHECK(st != IK_OK || !has || is_unit(out), "target_rotation: not unit");
+        CHECK(st == IK_OK || has == -7, "a rejected target_rotation wrote has");
+        break;
+    case OP_CLEAR_TARGET:
+        what = "clear_target";
+        keep = P_ALL & ~P_GOALS;
+        CORE_VOID(ik_chain_clear_target(c));
+        CHECK(!has_target(s, v) && !has_orientation(s), "clear_target kept a goal");
+        break;
+    case OP_ATTACH: {
+        slot *p = &slots[take_u8(r) % MAX_CHAINS];
+        int joint;
+        ik_chain *x;
+        what = "attach";
+        if (p->chain == NULL) p = s;
+        joint = take_index(r, p->n + 1);
+        v[0] = take_angle(r);
+        for (k = 0; k < 4; k++) v[1 + k] = take_real(r);
+        if (s->dim != p->dim)
+            expect = BIT(IK_ERR_DIMENSION);
+        else if (joint < 0 || joint > p->n)
+            expect = BIT(IK_ERR_INDEX);
+        else if (seen.parent)
+            expect = BIT(IK_ERR_ATTACHED);
+        for (x = p->chain; !expect && x; x = ik_chain_parent(x, NULL))
+            if (x == c) expect = BIT(IK_ERR_CYCLE);
+        has = take_u8(r) & 1; /* 3D: with a rotation */
+        if (!expect && s->dim == 2 && !isfinite(v[0])) expect = BIT(IK_ERR_NOT_FINITE);
+        if (!expect && s->dim == 3 && has) expect = quat_errors(v + 1);
+        keep = P_LEN | P_WEIGHT | P_POSE | P_SETTINGS | P_LIMITS | P_GOALS;
+        st = CORE(s->dim == 2 ? ik_chain2d_attach(c, p->chain, joint, v[0])
+                              : ik_chain3d_attach(c, p->chain, joint, has ? v + 1 : NULL));
+        if (st == IK_OK)
+            CHECK(ik_chain_parent(c, &k) == p->chain && k == joint, "attach: parent or joint");
+        break;
+    }
+    case OP_DETACH:
+        what = "detach";
+        keep = P_LEN | P_WEIGHT | P_POSE | P_SETTINGS | P_LIMITS | P_GOALS;
+        CORE_VOID(ik_chain_detach(c));
+        CHECK(ik_chain_parent(c, &k) == NULL && k == 0, "detach: still attached");
+        if (!seen.parent) keep = P_ALL; /* a root: nothing to do */
+        break;
+    case OP_PARENT: {
+        ik_chain *p = ik_chain_parent(c, &k);
+        what = "parent";
+        CHECK(p == NULL ? k == 0 : slot_of(p) != NULL && k >= 0 && k <= ik_chain_count(p),
+              "parent: joint %d", k);
+        break;
+    }
+    case OP_CHECK:
+        what = "check";
+        CHECK(ik_chain_check(s->memory, s->size) && !ik_chain_check(s->memory, s->size - 1) &&
+                  !ik_chain_check(NULL, s->size),
+              "ik_chain_check");
+        break;
+    case OP_UPDATE:
+        what = "update";
+        CORE_VOID(ik_chain_update(c));
+        break;
+    case OP_REACH:
+        what = "reach";
+        out[0] = ik_chain_reach(c);
+        CHECK(isfinite(out[0]) && out[0] >= 0, "reach %g", out[0]);
+        break;
     }
     if (solve) {
+        int null_target = (take_u8(r) & 7) == 0;
+        ik_solver solver = solve == ik_chain_solve_fabrik     ? IK_SOLVER_FABRIK
+                           : solve == ik_chain_solve_ccd      ? IK_SOLVER_CCD
+                           : solve == ik_chain_solve_relax    ? IK_SOLVER_RELAX
+                           : solve == ik_chain_solve_two_bone ? IK_SOLVER_TWO_BONE
+                           : solve == ik_chain_solve_aim      ? IK_SOLVER_AIM
+                                                              : ik_chain_settings(c)->solver;
         take_target(r, s, target);
-        expect = coord_errors(target, s->dim);
-        two_bone = solve == ik_chain_solve_two_bone ||
-                   (solve == ik_chain_solve && ik_chain_settings(c)->solver == IK_SOLVER_TWO_BONE);
-        if (!expect && two_bone && s->n != 2) expect = BIT(IK_ERR_NOT_TWO_BONE);
-        keep = P_BASE | P_LEN | P_WEIGHT | P_SETTINGS;
-        st = CORE(solve(c, target, &res));
+        solve_target = null_target ? NULL : target;
+        expect = solve_errors(s, solver, solve_target);
+        if (null_target) has_target(s, target);
+        two_bone = solver == IK_SOLVER_TWO_BONE;
+        aim = solver == IK_SOLVER_AIM;
+        keep = P_LEN | P_WEIGHT | P_SETTINGS | P_LIMITS | P_PARENT | P_BASE |
+               (null_target ? P_GOALS : 0);
+        st = CORE(solve(c, solve_target, &res));
     }
 
+    if (trace) fprintf(stderr, "%s on chain %d: status %d\n", what, (int)(s - slots), st);
     if (expect) {
         CHECK((BIT(st) & expect) != 0, "%s: status %d, expected one of %#x", what, st, expect);
         CHECK(memcmp(raw, s->memory, s->size) == 0, "%s: a rejected call changed the chain", what);
         CHECK(memcmp(out, sentinel, sizeof out) == 0, "%s: a rejected call wrote its output", what);
         keep = P_ALL;
+        s->in_limits = was_in_limits;
     } else {
         CHECK(st == IK_OK, "%s: status %d, expected IK_OK", what, st);
-        if (solve)
-            check_result(s, target, &res, two_bone,
-                         solve == ik_chain_solve && ik_chain_settings(c)->solver == IK_SOLVER_AIM,
-                         what);
-        for (i = 0; i < 8; i++)
+        if (limits_set) s->in_limits = 0;
+        if (solve) {
+            check_result(s, target, &res, two_bone, aim, what);
+            s->in_limits = was_in_limits;
+            check_solved(s, &seen, what);
+        }
+        for (i = 0; i < 12; i++)
             CHECK(memcmp(&out[i], &sentinel[i], sizeof(ik_real)) == 0 || isfinite(out[i]),
                   "%s: output %d is %g", what, i, out[i]);
     }
     observe(s, &now);
     check_kept(&seen, &now, keep, what);
-    check_sound(s, what);
+    /* the chain, and those an operation on it may carry (a root other than s is untouched) */
+    for (k = 0; k < MAX_CHAINS; k++)
+        if (slots[k].chain && (&slots[k] == s || ik_chain_parent(slots[k].chain, NULL)))
+            check_sound(&slots[k], what);
     free(raw);
 }
 
@@ -658,11 +784,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     reader r;
     int count, k, ops;
     r.p = data, r.n = size;
+    trace = getenv("IK_FUZZ_TRACE") != NULL;
     count = 1 + take_u8(&r) % MAX_CHAINS;
     for (k = 0; k < count; k++) build(&slots[k], &r);
     /* operations need a chain in slot 0: a refused first build ends the input */
     for (ops = 0; ops < MAX_OPS && r.n > 0 && slots[0].chain; ops++) {
-        slot *s = &slots[take_u8(&r) % count];
+        slot *s = &slots[take_u8(&r) % MAX_CHAINS];
         if (s->chain == NULL) s = &slots[0];
         operate(&r, s);
         if (slots[0].chain == NULL) break;

@@ -153,6 +153,44 @@ static inline int is_unit(const ik_real q[4])
     return isfinite(s) && fabs(s - 1) <= 2e-9;
 }
 
+/* ---- rotations, for the checks (the harness uses ik.h alone, not the core's math) ---- */
+
+/* v rotated by the unit quaternion q (w, x, y, z). */
+static inline void quat_rotate(const ik_real q[4], const ik_real v[3], ik_real out[3])
+{
+    ik_real tx = 2 * (q[2] * v[2] - q[3] * v[1]), ty = 2 * (q[3] * v[0] - q[1] * v[2]),
+            tz = 2 * (q[1] * v[1] - q[2] * v[0]);
+    out[0] = v[0] + q[0] * tx + (q[2] * tz - q[3] * ty);
+    out[1] = v[1] + q[0] * ty + (q[3] * tx - q[1] * tz);
+    out[2] = v[2] + q[0] * tz + (q[1] * ty - q[2] * tx);
+}
+
+/* The angle from a to b (unit quaternions), in [0, pi]. */
+static inline ik_real quat_turn(const ik_real a[4], const ik_real b[4])
+{
+    /* conj(a) * b */
+    ik_real w = a[0] * b[0] + a[1] * b[1] + a[2] * b[2] + a[3] * b[3];
+    ik_real x = a[0] * b[1] - a[1] * b[0] - a[2] * b[3] + a[3] * b[2];
+    ik_real y = a[0] * b[2] + a[1] * b[3] - a[2] * b[0] - a[3] * b[1];
+    ik_real z = a[0] * b[3] - a[1] * b[2] + a[2] * b[1] - a[3] * b[0];
+    return 2 * atan2(sqrt(x * x + y * y + z * z), fabs(w));
+}
+
+static inline ik_real wrap_pi(ik_real a)
+{
+    a = remainder(a, 6.28318530717958647692);
+    return a;
+}
+
+/* How far angle a (wrapped) lies outside [min, max], around the circle; 0 inside. */
+static inline ik_real outside_range(ik_real a, ik_real min, ik_real max)
+{
+    ik_real below, above;
+    if (a >= min && a <= max) return 0;
+    below = fabs(wrap_pi(a - min)), above = fabs(wrap_pi(a - max));
+    return below < above ? below : above;
+}
+
 /* ---- calling the core ---- */
 
 static inline void before_core(void)
@@ -170,6 +208,10 @@ static inline void after_core(const char *what)
 
 static ik_status core_result;
 #define CORE(expr) (before_core(), core_result = (expr), after_core(#expr), core_result)
+/* The same for a core call that returns nothing. */
+#define CORE_VOID(expr) (before_core(), (expr), after_core(#expr))
+/* The same for one that returns something else: lhs = expr. */
+#define CORE_SET(lhs, expr) (before_core(), (lhs) = (expr), after_core(#expr))
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -14,11 +14,8 @@
  *     root->target line.
  * And no core call may raise the floating-point invalid flag (see fuzz.h).
  */
-#include "fuzzer.h"
+#include "chain_checks.h" /* the settings oracle */
 
-#include <limits.h>
-
-#define BIT(status) (1u << (status))
 #define PI 3.14159265358979323846
 /* A joint's coordinates are rounded to the doubles: below 2.2e-308 that is an absolute error
    of up to 2^-1075 each, however short the bones. */
@@ -208,24 +205,11 @@ static void names_and_settings(reader *r)
     if (k >= 1 && k < IK_MAX_BONES)
         CHECK(ik_chain2d_size(k + 1) > size2 && ik_chain3d_size(k + 1) > size3, "sizes grow");
 
-    /* settings validation */
+    /* settings validation: every field, the core's order */
     CHECK(ik_settings_validate(&s) == IK_OK, "the default settings are invalid");
-    s.solver = (ik_solver)((int)(take_u8(r) % 6) - 1);
-    s.iterations = (int)take_u32(r);
-    s.tolerance = take_real(r);
-    s.greed = take_real(r);
-    s.greed_ramp = (int)take_u8(r) - 128;
-    s.bend = (int)(take_u8(r) % 5) - 2;
-    s.use_pole = take_u8(r) % 3;
-    for (i = 0; i < 3; i++) s.pole[i] = take_real(r);
-    if (s.iterations < 1) expect |= BIT(IK_ERR_ITERATIONS);
-    if (!(isfinite(s.tolerance) && s.tolerance >= 0)) expect |= BIT(IK_ERR_TOLERANCE);
-    if (!(isfinite(s.greed) && s.greed > 0 && s.greed <= 1)) expect |= BIT(IK_ERR_GREED);
-    if (s.bend != 1 && s.bend != -1) expect |= BIT(IK_ERR_BEND);
-    if ((int)s.solver < 0 || (int)s.solver > (int)IK_SOLVER_AIM) expect |= BIT(IK_ERR_SOLVER);
-    if (s.use_pole && (!isfinite(s.pole[0]) || !isfinite(s.pole[1]) || !isfinite(s.pole[2]) ||
-                       (s.pole[0] == 0 && s.pole[1] == 0 && s.pole[2] == 0)))
-        expect |= BIT(IK_ERR_POLE);
+    s = take_settings(r, &s);
+    if (take_u8(r) < 32) s.iterations = (int)take_u32(r);
+    expect = validate_errors(&s);
     k = (int)CORE(ik_settings_validate(&s));
     CHECK(expect ? (BIT(k) & expect) != 0 : k == IK_OK, "validate: status %d, expected %#x", k,
           expect);
