@@ -525,6 +525,13 @@ void ik_chain_settle(ik_chain *c);
 /* Marks a change of the chain's world data, for its children. */
 static inline void ik_chain_changed(ik_chain *c) { c->version++; }
 
+/* The goal kept on c: coordinates already checked (ik_check_coords); -0 taken as +0. */
+static inline void ik_chain_keep_target(ik_chain *c, const ik_real *t)
+{
+    c->target = ik_v3(t[0] + 0.0, t[1] + 0.0, c->dim == 3 ? t[2] + 0.0 : 0);
+    c->has_target = 1;
+}
+
 /* The world frame at joint j of c (j = 0: the base frame), as a child attached there sees it. */
 ik_vec2 ik_chain_frame2(const ik_chain *c, int j);
 ik_quat ik_chain_frame3(const ik_chain *c, int j);
@@ -1591,8 +1598,7 @@ ik_status ik_chain_set_target(ik_chain *c, const ik_real *target)
 {
     ik_status st = ik_check_coords(target, c->dim);
     if (st != IK_OK) return st;
-    c->target = ik_v3(target[0] + 0.0, target[1] + 0.0, c->dim == 3 ? target[2] + 0.0 : 0);
-    c->has_target = 1;
+    ik_chain_keep_target(c, target);
     return IK_OK;
 }
 
@@ -4419,10 +4425,7 @@ static ik_status solve_with(ik_chain *c, ik_solver solver, const ik_real *target
     solve s;
     ik_status st = check_solve(c, solver, target);
     if (st != IK_OK) return st;
-    if (target) { /* checked above */
-        c->target = ik_v3(target[0] + 0.0, target[1] + 0.0, c->dim == 3 ? target[2] + 0.0 : 0);
-        c->has_target = 1;
-    }
+    if (target) ik_chain_keep_target(c, target); /* checked above */
     ik_chain_follow(c);
     way_in(c, solver, &s);
     if (s.run) run_solver(c, &s);
@@ -4538,11 +4541,7 @@ ik_status ik_solve_many(ik_chain *const *chains, int count, const ik_real *targe
             reached += flush(&b, results, &scratch);
             s = &b.s[0];
         }
-        if (targets) { /* checked in the first pass */
-            const ik_real *t = targets + (size_t)k * (size_t)dim;
-            c->target = ik_v3(t[0] + 0.0, t[1] + 0.0, dim == 3 ? t[2] + 0.0 : 0);
-            c->has_target = 1;
-        }
+        if (targets) ik_chain_keep_target(c, targets + (size_t)k * (size_t)dim); /* checked first */
         ik_chain_follow(c);
         way_in(c, IK_SOLVER_FABRIK, s);
         if (!s->run) {
@@ -4814,6 +4813,12 @@ static int pulls(const ik_rig *rig, const rig_node *nd, int kid)
     return child->top >= 0 && !(nd->end >= 0 && nd->last < nd->chain->n && child->parent_joint == nd->chain->n);
 }
 
+/* Whether node nd's child kid hangs on joint j and takes part (pulls). */
+static int pulls_at(const ik_rig *rig, const rig_node *nd, int kid, int j)
+{
+    return rig->node[kid].parent_joint == j && pulls(rig, nd, kid);
+}
+
 /*
  * Each chain's goal, and which joints the passes move: children first, so each chain sees
  * its children's subtrees. Returns the number of goals.
@@ -4887,8 +4892,7 @@ static void merge(const ik_rig *rig, rig_node *nd, int j, int continues, const i
     if (nd->end == j && nd->weight > most) most = nd->weight;
     for (k = 0; k < nd->kids; k++) {
         int kid = rig->kid[nd->first + k];
-        if (rig->node[kid].parent_joint == j && pulls(rig, nd, kid) && rig->node[kid].subtree > most)
-            most = rig->node[kid].subtree;
+        if (pulls_at(rig, nd, kid, j) && rig->node[kid].subtree > most) most = rig->node[kid].subtree;
     }
     if (!(most > 0)) most = 1;
 #define ASK(point, w)                                            \
@@ -4903,8 +4907,7 @@ static void merge(const ik_rig *rig, rig_node *nd, int j, int continues, const i
     if (nd->end == j) ASK(nd->goal, nd->weight);
     for (k = 0; k < nd->kids; k++) {
         int kid = rig->kid[nd->first + k];
-        if (rig->node[kid].parent_joint == j && pulls(rig, nd, kid))
-            ASK(joint_at(rig->node[kid].chain, 0), rig->node[kid].subtree);
+        if (pulls_at(rig, nd, kid, j)) ASK(joint_at(rig->node[kid].chain, 0), rig->node[kid].subtree);
     }
 #undef ASK
     if (n == 1) set_joint(c, j, only);
@@ -5175,8 +5178,21 @@ static ik_real goal_distance(const rig_node *nd)
     return ik_v3_len(ik_v3_sub(nd->goal, joint_at(nd->chain, nd->end)));
 }
 
-/* Chain nd posed from its joints (bones 0..hi-1), then its orientation goal, max_turn, and
-   every bone's limits. */
+/*
+ * The last word on chain nd's pose: its orientation goal, max_turn, then every bone's limits,
+ * those the passes did not pose too (a chain only carried by its parent, or the bones past
+ * its goal): a solve leaves none outside.
+ */
+static void finish_chain(rig_node *nd)
+{
+    ik_chain *c = nd->chain;
+    if (nd->end >= 0 && c->has_orientation) ik_orient_tip(c);
+    if (c->settings.max_turn < INFINITY) ik_hold_turns(c, c->settings.max_turn);
+    ik_chain_clamp_limits(c);
+    ik_chain_fk(c);
+}
+
+/* Chain nd posed from its joints (bones 0..hi-1), then finished. */
 static void pose_chain(rig_node *nd)
 {
     ik_chain *c = nd->chain;
@@ -5185,12 +5201,7 @@ static void pose_chain(rig_node *nd)
     if (hi > 0) ik_pose_points(c, c->joint, 0, hi);
     else c->stale_from = 0;
     ik_chain_fk(c);
-    if (nd->end >= 0 && c->has_orientation) ik_orient_tip(c);
-    if (c->settings.max_turn < INFINITY) ik_hold_turns(c, c->settings.max_turn);
-    /* Every bone within its limits, those the passes did not pose too (a chain only carried
-       by its parent, or the bones past its goal): a solve leaves none outside. */
-    ik_chain_clamp_limits(c);
-    ik_chain_fk(c);
+    finish_chain(nd);
 }
 
 /*
@@ -5241,12 +5252,7 @@ static int finish_limbs(ik_rig *rig, int iterations)
         if (!is_limb(nd) || !c->limited || goal_distance(nd) <= rig->settings.tolerance) continue;
         sweeps = ik_escape_finish(c, nd->goal, nd->end, iterations, 0);
         if (sweeps > most) most = sweeps;
-        if (c->has_orientation) ik_orient_tip(c);
-        if (c->settings.max_turn < INFINITY) {
-            ik_hold_turns(c, c->settings.max_turn);
-            ik_chain_clamp_limits(c);
-        }
-        ik_chain_fk(c);
+        finish_chain(nd);
         ik_chain_changed(c);
     }
     return most;

@@ -809,8 +809,7 @@ ik_status ik_chain_set_target(ik_chain *c, const ik_real *target)
 {
     ik_status st = ik_check_coords(target, c->dim);
     if (st != IK_OK) return st;
-    c->target = ik_v3(target[0] + 0.0, target[1] + 0.0, c->dim == 3 ? target[2] + 0.0 : 0);
-    c->has_target = 1;
+    ik_chain_keep_target(c, target);
     return IK_OK;
 }
 

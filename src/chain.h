@@ -208,6 +208,13 @@ void ik_chain_settle(ik_chain *c);
 /* Marks a change of the chain's world data, for its children. */
 static inline void ik_chain_changed(ik_chain *c) { c->version++; }
 
+/* The goal kept on c: coordinates already checked (ik_check_coords); -0 taken as +0. */
+static inline void ik_chain_keep_target(ik_chain *c, const ik_real *t)
+{
+    c->target = ik_v3(t[0] + 0.0, t[1] + 0.0, c->dim == 3 ? t[2] + 0.0 : 0);
+    c->has_target = 1;
+}
+
 /* The world frame at joint j of c (j = 0: the base frame), as a child attached there sees it. */
 ik_vec2 ik_chain_frame2(const ik_chain *c, int j);
 ik_quat ik_chain_frame3(const ik_chain *c, int j);

@@ -251,6 +251,12 @@ static int pulls(const ik_rig *rig, const rig_node *nd, int kid)
     return child->top >= 0 && !(nd->end >= 0 && nd->last < nd->chain->n && child->parent_joint == nd->chain->n);
 }
 
+/* Whether node nd's child kid hangs on joint j and takes part (pulls). */
+static int pulls_at(const ik_rig *rig, const rig_node *nd, int kid, int j)
+{
+    return rig->node[kid].parent_joint == j && pulls(rig, nd, kid);
+}
+
 /*
  * Each chain's goal, and which joints the passes move: children first, so each chain sees
  * its children's subtrees. Returns the number of goals.
@@ -324,8 +330,7 @@ static void merge(const ik_rig *rig, rig_node *nd, int j, int continues, const i
     if (nd->end == j && nd->weight > most) most = nd->weight;
     for (k = 0; k < nd->kids; k++) {
         int kid = rig->kid[nd->first + k];
-        if (rig->node[kid].parent_joint == j && pulls(rig, nd, kid) && rig->node[kid].subtree > most)
-            most = rig->node[kid].subtree;
+        if (pulls_at(rig, nd, kid, j) && rig->node[kid].subtree > most) most = rig->node[kid].subtree;
     }
     if (!(most > 0)) most = 1;
 #define ASK(point, w)                                            \
@@ -340,8 +345,7 @@ static void merge(const ik_rig *rig, rig_node *nd, int j, int continues, const i
     if (nd->end == j) ASK(nd->goal, nd->weight);
     for (k = 0; k < nd->kids; k++) {
         int kid = rig->kid[nd->first + k];
-        if (rig->node[kid].parent_joint == j && pulls(rig, nd, kid))
-            ASK(joint_at(rig->node[kid].chain, 0), rig->node[kid].subtree);
+        if (pulls_at(rig, nd, kid, j)) ASK(joint_at(rig->node[kid].chain, 0), rig->node[kid].subtree);
     }
 #undef ASK
     if (n == 1) set_joint(c, j, only);
@@ -612,8 +616,21 @@ static ik_real goal_distance(const rig_node *nd)
     return ik_v3_len(ik_v3_sub(nd->goal, joint_at(nd->chain, nd->end)));
 }
 
-/* Chain nd posed from its joints (bones 0..hi-1), then its orientation goal, max_turn, and
-   every bone's limits. */
+/*
+ * The last word on chain nd's pose: its orientation goal, max_turn, then every bone's limits,
+ * those the passes did not pose too (a chain only carried by its parent, or the bones past
+ * its goal): a solve leaves none outside.
+ */
+static void finish_chain(rig_node *nd)
+{
+    ik_chain *c = nd->chain;
+    if (nd->end >= 0 && c->has_orientation) ik_orient_tip(c);
+    if (c->settings.max_turn < INFINITY) ik_hold_turns(c, c->settings.max_turn);
+    ik_chain_clamp_limits(c);
+    ik_chain_fk(c);
+}
+
+/* Chain nd posed from its joints (bones 0..hi-1), then finished. */
 static void pose_chain(rig_node *nd)
 {
     ik_chain *c = nd->chain;
@@ -622,12 +639,7 @@ static void pose_chain(rig_node *nd)
     if (hi > 0) ik_pose_points(c, c->joint, 0, hi);
     else c->stale_from = 0;
     ik_chain_fk(c);
-    if (nd->end >= 0 && c->has_orientation) ik_orient_tip(c);
-    if (c->settings.max_turn < INFINITY) ik_hold_turns(c, c->settings.max_turn);
-    /* Every bone within its limits, those the passes did not pose too (a chain only carried
-       by its parent, or the bones past its goal): a solve leaves none outside. */
-    ik_chain_clamp_limits(c);
-    ik_chain_fk(c);
+    finish_chain(nd);
 }
 
 /*
@@ -678,12 +690,7 @@ static int finish_limbs(ik_rig *rig, int iterations)
         if (!is_limb(nd) || !c->limited || goal_distance(nd) <= rig->settings.tolerance) continue;
         sweeps = ik_escape_finish(c, nd->goal, nd->end, iterations, 0);
         if (sweeps > most) most = sweeps;
-        if (c->has_orientation) ik_orient_tip(c);
-        if (c->settings.max_turn < INFINITY) {
-            ik_hold_turns(c, c->settings.max_turn);
-            ik_chain_clamp_limits(c);
-        }
-        ik_chain_fk(c);
+        finish_chain(nd);
         ik_chain_changed(c);
     }
     return most;

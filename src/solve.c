@@ -386,10 +386,7 @@ static ik_status solve_with(ik_chain *c, ik_solver solver, const ik_real *target
     solve s;
     ik_status st = check_solve(c, solver, target);
     if (st != IK_OK) return st;
-    if (target) { /* checked above */
-        c->target = ik_v3(target[0] + 0.0, target[1] + 0.0, c->dim == 3 ? target[2] + 0.0 : 0);
-        c->has_target = 1;
-    }
+    if (target) ik_chain_keep_target(c, target); /* checked above */
     ik_chain_follow(c);
     way_in(c, solver, &s);
     if (s.run) run_solver(c, &s);
@@ -505,11 +502,7 @@ ik_status ik_solve_many(ik_chain *const *chains, int count, const ik_real *targe
             reached += flush(&b, results, &scratch);
             s = &b.s[0];
         }
-        if (targets) { /* checked in the first pass */
-            const ik_real *t = targets + (size_t)k * (size_t)dim;
-            c->target = ik_v3(t[0] + 0.0, t[1] + 0.0, dim == 3 ? t[2] + 0.0 : 0);
-            c->has_target = 1;
-        }
+        if (targets) ik_chain_keep_target(c, targets + (size_t)k * (size_t)dim); /* checked first */
         ik_chain_follow(c);
         way_in(c, IK_SOLVER_FABRIK, s);
         if (!s->run) {
