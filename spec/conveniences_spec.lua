@@ -69,7 +69,7 @@ describe("clone", function()
             c:configure({ solver = "ccd", greed = 0.7, iterations = 9 })
             c:set_weight(2, 0.5)
             if dim == 2 then c:set_limit(2, -1, 1) else c:set_cone(2, 1) end
-            c:solve(dim == 2 and 2 or 2, 2, dim == 3 and 0.5 or nil)
+            c:solve(2, 2, dim == 3 and 0.5 or nil)
             local d = c:clone()
             assert.are.equal(#c, #d)
             assert.are.same(c:positions(), d:positions())

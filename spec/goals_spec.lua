@@ -72,10 +72,19 @@ describe("goals kept on the chain", function()
         for _, dim in ipairs({ 2, 3 }) do
             local c = new(dim, { 1, 1 })
             local before = c:positions()
-            for _, name in ipairs({ "solve", "solve_fabrik", "solve_ccd", "solve_relax", "solve_two_bone", "solve_aim" }) do
-                local ok, msg = h.argerror(1, name, function() return c[name](c) end)
-                -- called as c[name](c), so the name may read '?': the number is what matters
-                assert.is_truthy(ok or msg:find("bad argument #2 to '%?'") or msg:find("no target"), msg)
+            -- called as methods, as a user does (not as tail calls, which leave Lua no name or
+            -- method to count from), so the error names the method and argument 1
+            local calls = {
+                solve = function() c:solve() end,
+                solve_fabrik = function() c:solve_fabrik() end,
+                solve_ccd = function() c:solve_ccd() end,
+                solve_relax = function() c:solve_relax() end,
+                solve_two_bone = function() c:solve_two_bone() end,
+                solve_aim = function() c:solve_aim() end,
+            }
+            for name, call in pairs(calls) do
+                local ok, msg = h.argerror(1, name, call)
+                assert.is_true(ok, msg)
             end
             assert.are.same(before, c:positions())
             assert.is_nil(c:target())
@@ -198,9 +207,9 @@ describe("orientation goals", function()
         c:configure({ angle_tolerance = 0.5 })
         c:set_limit(3, -0.2, 0.2)
         c:set_target_angle(0.6)
-        local r = c:solve(1.5, 0.3)
+        local r, d = c:solve(1.5, 0.3)
         local err = abs(h.wrap(c:world_angle(3) - 0.6))
-        assert.are.equal(err <= 0.5 and select(2, c:solve(1.5, 0.3)) <= 1e-3, r)
+        assert.are.equal(err <= 0.5 and d <= 1e-3, r)
         c:configure({ angle_tolerance = 0 })
         assert.are.equal(0, c:settings().angle_tolerance)
         local ok, msg = h.argerror(1, "configure", function() c:configure({ angle_tolerance = -1 }) end)

@@ -89,7 +89,6 @@ describe("attached chains", function()
         local before = c:positions()
         local ok, msg = h.argerror(0, "set_base", function() c:set_base(0, 0) end)
         assert.is_true(ok, msg)
-        assert.is_truthy(msg == nil or true)
         local _, err = pcall(c.set_base, c, 0, 0)
         assert.is_truthy(tostring(err):find("detach", 1, true), tostring(err))
         c:detach()
@@ -411,9 +410,6 @@ describe("rigs", function()
         local after = chains[3]:angles()
         for i = 1, #after do assert.is_true(abs(h.wrap(after[i] - before[i])) <= 0.05 + 1e-9) end
         assert_sound(chains, "limited")
-        -- the left hand's bone points along pi as far as its limit allows
-        local limited = ik.chain2d({ 1.5, 1.4 })
-        assert.is_truthy(limited)
     end)
 
     it("a chain without goals in it or below it keeps its local pose and is carried", function()
@@ -437,7 +433,8 @@ describe("rigs", function()
         assert.is_true(ok, msg)
         assert.are.same(before, chains[2]:positions())
         chains[6]:attach(chains[1], 4)
-        assert.is_true((rig:solve()) ~= nil)
+        local reached, distance = rig:solve() -- the tree as it was made: solves again
+        assert.is_true(reached, tostring(distance))
     end)
 
     it("the rig keeps its chains alive", function()

@@ -85,7 +85,9 @@ local MAX = 1e300 -- IK_MAX_COORD: abs(x) <= MAX is false for NaN and the infini
 -- only these take the fast paths (a foreign userdata never does). Weak keys.
 local chain_of = setmetatable({}, { __mode = "k" })
 local dim_of = setmetatable({}, { __mode = "k" })
-local joints_of = setmetatable({}, { __mode = "k" }) -- the joint array: it never moves
+-- The joint array (it never moves), kept: api.positions would make a new pointer cdata on
+-- every call, garbage in the interpreter; the reads bring it up to date with api.update.
+local joints_of = setmetatable({}, { __mode = "k" })
 local rig_of = setmetatable({}, { __mode = "k" })
 
 -- The slow path: the C API function itself, under pcall, so that an argument error it raises
@@ -139,8 +141,6 @@ local out2 = ffi.new("double[1]")
 local flag = ffi.new("int[1]")
 
 local function is_coord(v) return type(v) == "number" and v <= MAX and v >= -MAX end
-
-
 
 -- chain:solve*(x, y[, z]), or () for the kept goal.
 local function solve_path(name)
@@ -313,10 +313,10 @@ do
     local cap, chains_at, targets_at, results_at = 0, nil, nil, nil
     local count_at, failed_at = ffi.new("int[1]"), ffi.new("int[1]")
     local function plain(t) return type(t) == "table" and getmetatable(t) == nil end
-    local function out(t) return t == nil or type(t) == "table" end
+    local function fillable(t) return t == nil or type(t) == "table" end
     core.solve_many = function(chains, targets, reached, distances, iterations, ...)
-        if plain(chains) and (targets == nil or plain(targets)) and out(reached) and out(distances)
-            and out(iterations) and select("#", ...) == 0 then
+        if plain(chains) and (targets == nil or plain(targets)) and fillable(reached) and fillable(distances)
+            and fillable(iterations) and select("#", ...) == 0 then
             local n, dim, ok = #chains, 2, true
             if n > cap then
                 cap = math.max(n, 2 * cap, 64)
