@@ -211,11 +211,17 @@ build/arm64/batch build/arm64/batch_scalar: spec/c/batch_test.c $(CORE_SRC) $(CO
 	$(ARM_CC) $(CSTD) $(OPT) $(WARN) $(FP_FLAGS) $(if $(findstring scalar,$@),-DIK_NO_LANES) -static -Isrc \
 	    $< $(CORE_SRC) -o $@ -lm
 
-test-arm64:
+test-arm64: build/tests/batch
 	@sh tools/deps.sh gcc-aarch64-linux-gnu qemu-user
 	@$(MAKE) --no-print-directory build/arm64/batch build/arm64/batch_scalar
-	qemu-aarch64 build/arm64/batch
-	qemu-aarch64 build/arm64/batch_scalar
+	@its() { sed -n 's/.*, \([0-9]*\) iterations,.*/\1/p'; }; \
+	x86=$$(build/tests/batch | its); \
+	for b in build/arm64/batch build/arm64/batch_scalar; do \
+	    out=$$(qemu-aarch64 $$b) || exit 1; \
+	    echo "$$out"; \
+	    arm=$$(echo "$$out" | its); \
+	    [ -n "$$x86" ] && [ "$$arm" = "$$x86" ] || { echo "FAIL $$b: $$arm iterations, x86-64 $$x86"; exit 1; }; \
+	done
 
 build/tsan/threads: spec/c/threads_test.c $(CORE_SRC) $(CORE_HDR) | clang-deps
 	@mkdir -p $(@D)
@@ -229,7 +235,7 @@ deps:
 
 test: deps all luajit $(LUA_OTHER_MOD) build/examples/host $(LOVE_SPEC_IK) build/tests/edge_scale \
       build/tests/threads $(BATCH_TESTS) $(REPLAY_BIN)
-	@IK_SOURCES="$(CORE_SRC) $(BIND_SRC)" sh spec/run.sh
+	@IK_SOURCES="$(CORE_SRC) $(BIND_SRC)" IK_BATCH_TESTS="$(BATCH_TESTS)" IK_FUZZERS="$(FUZZERS)" sh spec/run.sh
 
 # The README's examples: Lua under Lua 5.4 and LuaJIT, the LÖVE main.lua (inside LÖVE too
 # when it is installed), the C snippets built with the commands they show.

@@ -28,9 +28,9 @@
 #endif
 
 /*
- * Plain Lua 5.1 lacks luaL_setfuncs, luaL_newlib, luaL_testudata and luaL_setmetatable;
- * LuaJIT 2.1 backports them (luaL_newlib as a macro, which is how we tell the two apart:
- * luajit.h is not part of the headers a module includes). The fallbacks behave as 5.2's.
+ * Plain Lua 5.1 lacks luaL_setfuncs (the binding's only 5.2 call without a 5.1 twin);
+ * LuaJIT 2.1 backports it with luaL_newlib, a macro, which is how we tell the two apart:
+ * luajit.h is not part of the headers a module includes. The fallback behaves as 5.2's.
  */
 #if LUA_VERSION_NUM == 501 && !defined(luaL_newlib)
 
@@ -47,25 +47,6 @@ static inline void ik_compat_setfuncs(lua_State *L, const luaL_Reg *l, int nup)
     lua_pop(L, nup);
 }
 #define luaL_setfuncs(L, l, nup) ik_compat_setfuncs((L), (l), (nup))
-
-#define luaL_newlibtable(L, l) lua_createtable((L), 0, (int)(sizeof(l) / sizeof((l)[0]) - 1))
-#define luaL_newlib(L, l) (luaL_newlibtable((L), (l)), luaL_setfuncs((L), (l), 0))
-
-/* 5.2's luaL_testudata: the userdata at ud if its metatable is tname's, else NULL. */
-static inline void *ik_compat_testudata(lua_State *L, int ud, const char *tname)
-{
-    void *p = lua_touserdata(L, ud);
-    int same;
-    if (p == NULL || !lua_getmetatable(L, ud)) return NULL;
-    luaL_getmetatable(L, tname);
-    same = lua_rawequal(L, -1, -2);
-    lua_pop(L, 2);
-    return same ? p : NULL;
-}
-#define luaL_testudata(L, ud, tname) ik_compat_testudata((L), (ud), (tname))
-
-/* 5.2's luaL_setmetatable: tname's metatable onto the value on top. */
-#define luaL_setmetatable(L, tname) (luaL_getmetatable((L), (tname)), lua_setmetatable((L), -2))
 
 #endif /* plain Lua 5.1 */
 

@@ -13,8 +13,8 @@ rockspec_format = "3.0"
 package = "ik"
 version = "0.2.0-1"
 source = {
-    -- The release: luarocks make builds from the working tree and never fetches this; a
-    -- published rock is fetched from the tag.
+    -- luarocks make builds from the working tree and never fetches this. The project has
+    -- no public repository yet: publishing the rock needs the real url and a v0.2.0 tag.
     url = "git+https://example.invalid/ik.git",
     tag = "v0.2.0",
 }

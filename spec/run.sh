@@ -4,7 +4,8 @@
 #                            Lua 5.1, 5.2 and 5.3 (build/lua5.X/ik/core.so), then
 #                            the C example build/examples/solve, the C edge-scale test
 #                            build/tests/edge_scale (spec/c/edge_scale_test.c), the threads
-#                            test and the batch test's three builds (one test each), then the libFuzzer
+#                            test and the batch test's three builds (one test each), the
+#                            rockspecs' file lists (tools/check_rockspec.sh), the libFuzzer
 #                            harnesses' committed corpus replayed by build/replay/fuzz_NAME
 #                            (one test each), the engine host build/examples/host (one
 #                            test), the test inside LÖVE (spec/love/, its own counts) and
@@ -156,10 +157,12 @@ rockspecs() {
     done
 }
 
-# ik_solve_many bit for bit the single solves (spec/c/batch_test.c), built three ways:
-# the lanes the processor chooses, SSE2 lanes, no vector path. One test each.
+# ik_solve_many bit for bit the single solves (spec/c/batch_test.c), built three ways
+# (IK_BATCH_TESTS, from make test): the lanes the processor chooses, SSE2 lanes, no vector
+# path. One test each.
 c_batch() {
-    for test in build/tests/batch build/tests/batch_sse2 build/tests/batch_scalar; do
+    [ -n "${IK_BATCH_TESTS:-}" ] || fail C "IK_BATCH_TESTS is not set (run make test)"
+    for test in ${IK_BATCH_TESTS:-}; do
         out="$logs/$(basename "$test").out"
         if [ ! -x "$test" ]; then
             fail C "$test is missing (run make test)"
@@ -174,9 +177,11 @@ c_batch() {
 }
 
 # The corpus of each libFuzzer harness -- its seeds and every crash it found, which must
-# now pass -- replayed through the harness's checks by a plain build (spec/fuzz/replay.c).
+# now pass -- replayed through the harness's checks by a plain build (spec/fuzz/replay.c);
+# the harnesses are the Makefile's FUZZERS (IK_FUZZERS, from make test).
 fuzz_corpus() {
-    for name in chain two_bone rig; do
+    [ -n "${IK_FUZZERS:-}" ] || fail C "IK_FUZZERS is not set (run make test)"
+    for name in ${IK_FUZZERS:-}; do
         replay=build/replay/fuzz_$name
         out="$logs/replay_$name.out"
         if [ ! -x "$replay" ]; then

@@ -6,7 +6,8 @@
 set -eu
 rockspec=$1
 shift
-listed=$(sed -n 's/^ *"\(src\/[a-z_0-9]*\.c\)",$/\1/p' "$rockspec" | sort)
+# every "src/....c" string anywhere in it (however the entry is written)
+listed=$(grep -o '"src/[^"]*\.c"' "$rockspec" | tr -d '"' | sort)
 wanted=$(printf '%s\n' "$@" | sort)
 if [ "$listed" = "$wanted" ]; then
     echo "rockspec: $(basename "$rockspec") lists the $# C files the Makefile builds"

@@ -87,7 +87,10 @@ static void build(crowd *w, int dim)
             s.use_pole = 1;
             s.pole[0] = 0, s.pole[1] = 1, s.pole[2] = 0;
         }
-        ik_chain_configure(w->one[k], &s);
+        if (ik_chain_configure(w->one[k], &s) != IK_OK) {
+            fprintf(stderr, "batch: configure failed\n");
+            exit(1);
+        }
         size = ik_chain_dim(w->one[k]) == 2 ? ik_chain2d_size(w->n[k]) : ik_chain3d_size(w->n[k]);
         memory = w->block[k] = malloc(size);
         if (!memory || ik_chain_copy(memory, size, w->one[k], &w->many[k]) != IK_OK) {
@@ -103,7 +106,8 @@ static void target_for(const crowd *w, int k, int r, int dim, ik_real *t)
     double reach = ik_chain_reach(w->one[k]), u = random01();
     int a;
     if ((k + r) % 9 == 0) { /* on the line of the straight chain: the lock-up the escape is for */
-        t[0] = 0.5 * reach, t[1] = 0, t[2] = 0;
+        t[0] = 0.5 * reach, t[1] = 0;
+        if (dim == 3) t[2] = 0;
         return;
     }
     if ((k + r) % 13 == 0) { /* out of reach */
