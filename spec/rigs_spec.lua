@@ -338,6 +338,33 @@ describe("rigs", function()
         end
     end)
 
+    it("FABRIK moves a sub-base the whole way the one limb that cannot reach asks: the limbs content there (their goals inside their reach) have no say, so it takes 4 iterations, not 13, and every goal is met, 2D and 3D", function()
+        for _, dim in ipairs({ 2, 3 }) do
+            -- a 2-bone body standing up (its top at (0, 2)) with four 2-bone legs on its top:
+            -- three goals within 1.3 of the top, one 2.6 away (the legs are 2 long)
+            local body = dim == 2 and ik.chain2d({ 1, 1 }, 0, 0, pi / 2)
+                or ik.chain3d({ 1, 1 }, 0, 0, 0, cos(pi / 4), 0, 0, sin(pi / 4))
+            local goals = { { -0.8, 2.3, 0.2 }, { 0.3, 3, -0.4 }, { -0.5, 1.5, 0.5 }, { 2.6, 2, 0 } }
+            local chains = { body }
+            for k = 1, 4 do
+                local leg = new(dim, { 1, 1 })
+                leg:attach(body, 3)
+                leg:set_target(unpack(goals[k], 1, dim))
+                chains[k + 1] = leg
+            end
+            local r, d, iterations = ik.rig(chains):solve()
+            assert.is_true(r, dim .. "D: not reached")
+            assert.is_true(d <= 1e-3)
+            -- counted in the centroid, the three content legs held the top back: 13 iterations
+            assert.is_true(iterations <= 5, dim .. "D: " .. iterations .. " iterations")
+            -- the top moved just far enough for the far leg, which ends straight
+            local top = { body:effector() }
+            local far = 0
+            for a = 1, dim do far = far + (goals[4][a] - top[a]) ^ 2 end
+            assert.is_true(abs(sqrt(far) - 2) <= 2e-3, dim .. "D: the far leg's goal is " .. sqrt(far) .. " from the top")
+        end
+    end)
+
     it("unreachable goals give a finite pose that points the limbs at them", function()
         for _, dim in ipairs({ 2, 3 }) do
             local chains = humanoid(dim)
