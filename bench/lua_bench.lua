@@ -726,7 +726,9 @@ end
 -- every chain straightened with one set_angles / set_rotations; for tracking, the first pose
 -- at each window's start) is timed alone and taken off.
 local rigs = require("rigs")
-local RIG_PERIOD, RIG_WINDOW, RIG_TRIALS, RIG_STRAIGHT_ITERATIONS = 1000, 250, 50, 100
+-- IK_RIG_WINDOW=n: windows of n frames (250: bench/bench.c's; 1000: a whole period).
+local RIG_PERIOD, RIG_TRIALS, RIG_STRAIGHT_ITERATIONS = 1000, 50, 100
+local RIG_WINDOW = math.floor(tonumber(os.getenv("IK_RIG_WINDOW")) or 250)
 
 local function rig_runner(chains, rig, dim, anim, sets, straight, solve)
   local solves, iterations, reached = 0, 0, 0
