@@ -4092,6 +4092,16 @@ ik_real ik_tip_distance(const ik_chain *c)
     return ik_v3_len(ik_v3_sub(c->target, ik_joint3(c, c->n)));
 }
 
+void ik_chain_goal_error(ik_chain *c, ik_real *distance, ik_real *angle_error, int *has)
+{
+    *has = c->has_target;
+    *distance = 0, *angle_error = 0;
+    if (!c->has_target) return;
+    ik_chain_update(c);
+    *distance = ik_tip_distance(c);
+    if (c->has_orientation) *angle_error = ik_orientation_error(c);
+}
+
 /* One solve in progress. */
 typedef struct solve {
     ik_solver solver;
@@ -4867,6 +4877,12 @@ static int set_up(ik_rig *rig)
     return goals;
 }
 
+/* A limb: a chain with a goal and nothing that pulls hanging on it (see limb_forward). */
+static int is_limb(const rig_node *nd)
+{
+    return nd->kids == 0 && nd->end >= 1 && nd->end == nd->top;
+}
+
 /*
  * Whether FABRIK leaves child kid, hanging on sub-base s, out of the centroid there: a limb
  * without limits whose goal lies inside its reach ring from s, with a margin of 1/200 of its
@@ -4874,21 +4890,20 @@ static int set_up(ik_rig *rig)
  * no say in where s goes; counted, it asked for s to stay about where it is and held back
  * the branches that need s to move (with 4 content legs and one that cannot reach, s moved
  * a fifth of the way an iteration). The centroid's fixed points are the same (a content
- * branch asks for s itself). Measured (bench/rates.lua, 1000 goal sets from random poses of
- * the whole tree, straight start, 100 iterations): the humanoid 99.4% and 99.5% reached (2D,
- * 3D) in 12.1 and 14.7 iterations before, 99.5% and 99.6% in 6.8 and 8.1 after; the spider
- * 91.1% and 95.5% in 30.4 and 32.3 before, 96.8% and 98.4% in 17.0 and 20.2 after. Tracking
- * an animation (bench/rigs.lua's, 1000 frames, 64 iterations) the spider met every goal in
- * 88.5% and 82.1% of the frames in 24.5 and 32.5 iterations before, 97.2% and 91.4% in 10.3
- * and 17.4 after. No margin, or relaxation (whose limbs relax a step at a time), did worse:
- * the spider in 3D from straight, or relaxation tracking the spider, lost ground.
+ * branch asks for s itself).
+ *
+ * Measured (bench/rates.lua: 1000 goal sets from random poses of the whole tree, straight
+ * start, 100 iterations), reached and mean iterations, 2D and 3D, before and after: the
+ * humanoid 99.4% and 99.5% in 12.1 and 14.7, then 99.5% and 99.6% in 6.8 and 8.1; the spider
+ * 91.1% and 95.5% in 30.4 and 32.3, then 96.8% and 98.4% in 17.0 and 20.2. Tracking
+ * bench/rigs.lua's animation for 1000 frames (64 iterations), frames with every goal met:
+ * the spider 88.5% and 82.1% in 24.5 and 32.5 iterations, then 97.2% and 91.4% in 10.3 and
+ * 17.4; the humanoid in 3D 100% then 99.9% (one frame). Over the first 250 frames (make
+ * bench's window) the spider in 3D meets 82.0% then 80.0%: its legs there are all nearly
+ * straight, where a 3-bone limb's own passes converge slowly either way. No margin did
+ * worse (the spider in 3D from straight), and so did relaxation (its limbs relax a step at
+ * a time: tracking, the spider lost ground), which keeps every branch in the centroid.
  */
-/* A limb: a chain with a goal and nothing that pulls hanging on it (see limb_forward). */
-static int is_limb(const rig_node *nd)
-{
-    return nd->kids == 0 && nd->end >= 1 && nd->end == nd->top;
-}
-
 static int content(const ik_rig *rig, const rig_node *kid, ik_vec3 s)
 {
     ik_real d, margin = rig->settings.tolerance + kid->reach / 200;

@@ -1204,6 +1204,20 @@ static int chain_target(lua_State *L)
     return ik_chain_dim(chain);
 }
 
+static int chain_goal_error(lua_State *L)
+{
+    ik_real distance, angle_error;
+    int has;
+    ik_chain_goal_error(check_chain(L, 1), &distance, &angle_error, &has);
+    if (!has) {
+        lua_pushnil(L);
+        return 1;
+    }
+    lua_pushnumber(L, distance);
+    lua_pushnumber(L, angle_error);
+    return 2;
+}
+
 static int chain_clear_target(lua_State *L)
 {
     ik_chain_clear_target(check_chain(L, 1));
@@ -1647,6 +1661,7 @@ static const luaL_Reg chain_methods[] = {
     {"settings", chain_settings},
     {"set_target", chain_set_target},
     {"target", chain_target},
+    {"goal_error", chain_goal_error},
     {"clear_target", chain_clear_target},
     {"set_target_angle", chain_set_target_angle},
     {"target_angle", chain_target_angle},

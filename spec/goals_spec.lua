@@ -91,6 +91,67 @@ describe("goals kept on the chain", function()
         end
     end)
 
+    it("goal_error reads how far a chain is from its kept goals: nil without a position goal; after a solve, the solve's own distance and the tip bone's angle from its orientation goal (0 without one), which make its reached; an attached chain's after its parent moved", function()
+        local seed = 7
+        local function random()
+            seed = (16807 * seed) % 2147483647
+            return seed / 2147483647
+        end
+        for _, dim in ipairs({ 2, 3 }) do
+            for _, solver in ipairs({ "fabrik", "ccd", "relax", "two_bone" }) do
+                for _ = 1, 40 do
+                    local oriented = random() < 0.5
+                    local lengths = {}
+                    for i = 1, solver ~= "two_bone" and 4 or oriented and 3 or 2 do lengths[i] = 0.5 + random() end
+                    local c = new(dim, lengths)
+                    assert.is_nil(c:goal_error())
+                    c:configure({ solver = solver, iterations = 1 + math.floor(20 * random()) })
+                    local goal
+                    if oriented and dim == 2 then
+                        goal = 6 * random()
+                        c:set_target_angle(goal)
+                    elseif oriented then
+                        goal = { quat_axis_angle(random(), random(), 1, 3 * random()) }
+                        c:set_target_rotation(unpack(goal))
+                    end
+                    local t = { 6 * random() - 3, 6 * random() - 3, 6 * random() - 3 }
+                    local reached, distance = c:solve(unpack(t, 1, dim))
+                    local d, a = c:goal_error()
+                    assert.are.equal(distance, d)
+                    local want = 0
+                    if oriented and dim == 2 then
+                        want = abs(h.wrap(c:world_angle(#c) - goal))
+                    elseif oriented then
+                        -- the angle of conj(goal) * rotation, by atan2 (acos loses 1e-8 near 0)
+                        local w, x, y, z = c:world_rotation(#c)
+                        local gw, gx, gy, gz = unpack(goal)
+                        local rw = gw * w + gx * x + gy * y + gz * z
+                        local rx = gw * x - gx * w - gy * z + gz * y
+                        local ry = gw * y + gx * z - gy * w - gz * x
+                        local rz = gw * z - gx * y + gy * x - gz * w
+                        want = 2 * h.atan2(sqrt(rx * rx + ry * ry + rz * rz), abs(rw))
+                    end
+                    assert.is_true(abs(a - want) <= 1e-9, solver .. ": angle error " .. a .. ", the tip bone " .. want .. " off")
+                    local st = c:settings()
+                    assert.are.equal(reached, d <= st.tolerance and a <= st.angle_tolerance)
+                    c:clear_target()
+                    assert.is_nil(c:goal_error())
+                end
+            end
+            -- an attached chain: its tip goes where its parent carries it
+            local parent, child = new(dim, { 1, 1 }), new(dim, { 1 })
+            child:attach(parent, 3)
+            child:set_target(unpack({ 3, 0, 0 }, 1, dim))
+            assert.are.equal(0, child:goal_error()) -- straight along +x, the tip at (3, 0)
+            if dim == 2 then parent:set_angles({ pi / 2, 0 })
+            else parent:set_rotations({ cos(pi / 4), 0, 0, sin(pi / 4), 1, 0, 0, 0 }) end
+            local d = child:goal_error() -- the tip at (0, 3) now
+            assert.is_true(abs(d - sqrt(18)) <= 1e-12, "the attached chain's distance is " .. d)
+        end
+        local ok, msg = h.argerror(1, "goal_error", function() ik.chain2d({ 1 }).goal_error(ik.rig({ ik.chain2d({ 1 }) })) end)
+        assert.is_true(ok, msg)
+    end)
+
     it("the misuse of the goal setters names the argument and changes nothing", function()
         local c2, c3 = ik.chain2d({ 1, 1 }), ik.chain3d({ 1, 1 })
         local cases = {

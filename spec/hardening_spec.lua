@@ -262,6 +262,19 @@ describe("one rule for inputs in every VM", function()
             local ok, msg = h.argerror(3, name, call)
             assert.is_true(ok, msg)
         end
+        -- a value anywhere after them, too (LuaJIT's fast path looked at the first 4 only)
+        local later = {
+            solve = function() c:solve(1, 1, nil, nil, false) end,
+            solve_two_bone = function() c:solve_two_bone(1, 1, nil, nil, nil, 0) end,
+            set_target = function() c:set_target(1, 1, nil, nil, 0) end,
+        }
+        local angles = c:angles()
+        for name, call in pairs(later) do
+            local ok, msg = h.argerror(name == "solve_two_bone" and 6 or 5, name, call)
+            assert.is_true(ok, msg)
+        end
+        assert.are.same(angles, c:angles())
+        assert.is_nil(c:target())
         local ok, msg = h.argerror(5, "chain2d", function() ik.chain2d({ 1 }, 0, 0, 0, 1) end)
         assert.is_true(ok, msg)
         local s = math.sqrt(0.5)

@@ -1337,6 +1337,26 @@ M.OPS = {
             if s.dim == 2 then return { g[2], g[3] } end
             return { g[2], g[3], g[4] }
         end) },
+    -- how far the chain is from its kept goals, as the chain stands (read: brought up to date)
+    { name = "goal_error", self = "any", args = {}, keeps = ALL,
+        post = function(call, ret)
+            local e, s = call.entry, call.after[call.entry]
+            local g = s.goal
+            if not g[1] then
+                if ret.n ~= 1 or ret[1] ~= nil then return "no position goal, and not a single nil" end
+                return nil
+            end
+            if ret.n ~= 2 then return fmt("returned %d values, 2 expected", ret.n) end
+            local d, a = ret[1], ret[2]
+            local real, scale = tip_distance(s, { g[2], g[3], g[4] })
+            if not (is_finite(d) and abs(real - d) <= 1e-12 * real + 1e-15 * scale + 1e-320) then
+                return fmt("distance %s, but the tip is %s from the goal", show(d), show(real))
+            end
+            local oe = orientation_error(e, s) or 0
+            if not (is_finite(a) and abs(a - oe) <= 1e-9) then
+                return fmt("angle error %s, but the tip bone is %s off its orientation goal", show(a), show(oe))
+            end
+        end },
     { name = "clear_target", self = "any", args = {}, keeps = without(ALL, "goal"), post = "clear_target" },
     { name = "solve", self = "any", special = "solve", weight = 5 },
     { name = "solve_fabrik", self = "any", special = "solve", solver = "fabrik", weight = 3 },
@@ -3103,7 +3123,9 @@ function M.run(opts)
                     local why = diff(b, s, { "base" })
                     if why then return "the root " .. describe_entry(e) .. " moved: " .. why end
                 end
-                if not goal_below[e] and not (s.st.max_turn < huge and e.limited_any) then
+                -- (a pose outside the chain's limits, set since its last solve, is brought
+                -- within them: check_limits above judges the pose it gets)
+                if not goal_below[e] and not (s.st.max_turn < huge and e.limited_any) and not check_limits(e, b) then
                     -- to the bit; with max_turn, the hold (a slerp towards the same pose) may
                     -- round it in the last bits
                     local why

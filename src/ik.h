@@ -346,6 +346,13 @@ ik_status ik_chain3d_set_target_rotation(ik_chain *chain, const ik_real rotation
 ik_status ik_chain3d_target_rotation(const ik_chain *chain, ik_real out[4], int *has);
 /* Removes both goals. */
 void ik_chain_clear_target(ik_chain *chain);
+/*
+ * How far the chain is from its kept goals as it stands (brought up to date first, as a
+ * read is): *distance the tip's from the position goal, *angle_error (radians) the tip
+ * bone's from the orientation goal, 0 without one: what a solve's reached is made of (for
+ * each chain of a rig, say). *has is 0 when the chain keeps no position goal.
+ */
+void ik_chain_goal_error(ik_chain *chain, ik_real *distance, ik_real *angle_error, int *has);
 
 /*
  * Solves from the current pose (warm start) so the tip reaches target (dim numbers, world

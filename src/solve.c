@@ -53,6 +53,16 @@ ik_real ik_tip_distance(const ik_chain *c)
     return ik_v3_len(ik_v3_sub(c->target, ik_joint3(c, c->n)));
 }
 
+void ik_chain_goal_error(ik_chain *c, ik_real *distance, ik_real *angle_error, int *has)
+{
+    *has = c->has_target;
+    *distance = 0, *angle_error = 0;
+    if (!c->has_target) return;
+    ik_chain_update(c);
+    *distance = ik_tip_distance(c);
+    if (c->has_orientation) *angle_error = ik_orientation_error(c);
+}
+
 /* One solve in progress. */
 typedef struct solve {
     ik_solver solver;

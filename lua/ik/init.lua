@@ -145,9 +145,9 @@ local function is_coord(v) return type(v) == "number" and v <= MAX and v >= -MAX
 -- chain:solve*(x, y[, z]), or () for the kept goal.
 local function solve_path(name)
     local entry, slow = api[name], methods[name]
-    methods[name] = function(self, x, y, z, extra)
+    methods[name] = function(self, x, y, z, extra, ...)
         local p = chain_of[self]
-        if p ~= nil and extra == nil then
+        if p ~= nil and extra == nil and select("#", ...) == 0 then
             local status
             if x == nil and y == nil and z == nil then
                 status = entry(p, nil, result)
@@ -162,7 +162,7 @@ local function solve_path(name)
             end
             if status == 0 then return result.reached ~= 0, result.distance, result.iterations end
         end
-        local a, b, c = rethrow(name, pcall(slow, self, x, y, z, extra)) -- the same, or its error
+        local a, b, c = rethrow(name, pcall(slow, self, x, y, z, extra, ...)) -- the same, or its error
         return a, b, c
     end
 end
@@ -278,9 +278,9 @@ rotation_path("world_rotation")
 
 do
     local slow = methods.set_target
-    methods.set_target = function(self, x, y, z, extra)
+    methods.set_target = function(self, x, y, z, extra, ...)
         local p = chain_of[self]
-        if p ~= nil and extra == nil and is_coord(x) and is_coord(y) then
+        if p ~= nil and extra == nil and select("#", ...) == 0 and is_coord(x) and is_coord(y) then
             target[0], target[1] = x + 0.0, y + 0.0
             if dim_of[self] == 2 then
                 if z == nil and api.set_target(p, target) == 0 then return end
@@ -289,7 +289,7 @@ do
                 if api.set_target(p, target) == 0 then return end
             end
         end
-        rethrow("set_target", pcall(slow, self, x, y, z, extra))
+        rethrow("set_target", pcall(slow, self, x, y, z, extra, ...))
     end
 end
 

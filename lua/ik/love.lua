@@ -261,42 +261,15 @@ local function rig_scratch(rig)
     return t
 end
 
-local function wrap(a)
-    return (a + math.pi) % TWO_PI - math.pi
-end
-
--- A chain's goal met as rig:solve counts it: the tip within `tolerance` of the position
--- goal and, with an orientation goal, the tip bone within `angle_tolerance` of it. nil when
--- the chain has no goal.
+-- A chain's goal met as rig:solve counts it (chain:goal_error, the core's own measure):
+-- the tip within `tolerance` of the position goal and the tip bone within `angle_tolerance`
+-- of its orientation goal. nil when the chain has no goal.
 local function goal_met(chain, tolerance, angle_tolerance)
-    local n = chain:count()
-    local ex, ey, ez = chain:effector()
-    if chain:dim() == 2 then
-        local tx, ty = chain:target()
-        if tx == nil then
-            return nil
-        end
-        if (ex - tx) ^ 2 + (ey - ty) ^ 2 > tolerance * tolerance then
-            return false
-        end
-        local goal = chain:target_angle()
-        return goal == nil or math.abs(wrap(chain:world_angle(n) - goal)) <= angle_tolerance
-    end
-    local tx, ty, tz = chain:target()
-    if tx == nil then
+    local distance, angle_error = chain:goal_error()
+    if distance == nil then
         return nil
     end
-    if (ex - tx) ^ 2 + (ey - ty) ^ 2 + (ez - tz) ^ 2 > tolerance * tolerance then
-        return false
-    end
-    local gw, gx, gy, gz = chain:target_rotation()
-    if gw == nil then
-        return true
-    end
-    -- The angle of the rotation between the two: 2 acos |q1 . q2|.
-    local w, x, y, z = chain:world_rotation(n)
-    local dot = math.abs(gw * w + gx * x + gy * y + gz * z)
-    return 2 * math.acos(math.min(1, dot)) <= angle_tolerance
+    return distance <= tolerance and angle_error <= angle_tolerance
 end
 
 -- The orientation goal's tick: from the goal point along the goal's direction (the tip
