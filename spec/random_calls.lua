@@ -946,11 +946,14 @@ local function within_circular(a, lo, hi, eps)
 end
 
 -- nil when every bone of the chain is within its limits (the model's), else which is not.
-local function check_limits(e, s)
+-- clear: within them by a margin, where every clamp keeps a rotation as it is (not a twist
+-- near a half turn's swing, where the twist is undefined and the clamp stops the swing short).
+local function check_limits(e, s, clear)
+    local eps = clear and -1e-9 or 1e-9
     for i = 1, s.n do
         local l = e.limits[i]
         if l and s.dim == 2 then
-            if not within_circular(s.pose[i], l.min, l.max, 1e-12) then
+            if not within_circular(s.pose[i], l.min, l.max, clear and eps or 1e-12) then
                 return fmt("angle(%d) is %s, its limit [%s, %s]", i, show(s.pose[i]), show(l.min), show(l.max))
             end
         elseif l then
@@ -960,9 +963,9 @@ local function check_limits(e, s)
                 local ax, ay, az = l.axis[1], l.axis[2], l.axis[3]
                 local along = x * ax + y * ay + z * az
                 local ox, oy, oz = y * az - z * ay, z * ax - x * az, x * ay - y * ax
-                if norm(ox, oy, oz) > 1e-9 then return fmt("bone %d turns off its hinge axis", i) end
+                if norm(ox, oy, oz) > (clear and 1e-15 or 1e-9) then return fmt("bone %d turns off its hinge axis", i) end
                 local angle = (along == 0 and w == 0) and 0 or wrap(2 * atan2(along, w))
-                if not within_circular(angle, l.min, l.max, 1e-9) then
+                if not within_circular(angle, l.min, l.max, eps) then
                     return fmt("bone %d: hinge angle %s, its limit [%s, %s]", i, show(angle), show(l.min), show(l.max))
                 end
             else
@@ -971,10 +974,13 @@ local function check_limits(e, s)
                 local tw, tx = cos(twist / 2), sin(twist / 2)
                 local sw, _, sy, sz = qmul(w, x, y, z, tw, -tx, 0, 0)
                 local swing = 2 * atan2(sqrt(sy * sy + sz * sz), abs(sw))
-                if l.cone and swing > l.cone + 1e-9 then
+                if l.cone and swing > l.cone + eps then
                     return fmt("bone %d swings %s, its cone %s", i, show(swing), show(l.cone))
                 end
-                if l.twist and swing < pi - 1e-3 and not within_circular(twist, l.twist[1], l.twist[2], 1e-8) then
+                if l.twist and clear and swing >= pi - 1e-3 then
+                    return fmt("bone %d swings %s with a twist limit: its twist is undefined", i, show(swing))
+                end
+                if l.twist and swing < pi - 1e-3 and not within_circular(twist, l.twist[1], l.twist[2], clear and eps or 1e-8) then
                     return fmt("bone %d twists %s, its limit [%s, %s]",
                         i, show(twist), show(l.twist[1]), show(l.twist[2]))
                 end
@@ -3123,9 +3129,9 @@ function M.run(opts)
                     local why = diff(b, s, { "base" })
                     if why then return "the root " .. describe_entry(e) .. " moved: " .. why end
                 end
-                -- (a pose outside the chain's limits, set since its last solve, is brought
-                -- within them: check_limits above judges the pose it gets)
-                if not goal_below[e] and not (s.st.max_turn < huge and e.limited_any) and not check_limits(e, b) then
+                -- (a pose outside the chain's limits, set since its last solve, or on a bound, is
+                -- brought within them: check_limits above judges the pose it gets)
+                if not goal_below[e] and not (s.st.max_turn < huge and e.limited_any) and not check_limits(e, b, true) then
                     -- to the bit; with max_turn, the hold (a slerp towards the same pose) may
                     -- round it in the last bits
                     local why
