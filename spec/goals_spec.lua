@@ -30,10 +30,14 @@ local function quat_axis_angle(x, y, z, a)
     return cos(a / 2), s * x / l, s * y / l, s * z / l
 end
 
+-- The angle of the rotation between two unit quaternions: that of conj(q1) * q2, by atan2
+-- (2 acos |q1 . q2| loses 1e-8 near 0).
 local function quat_angle(w1, x1, y1, z1, w2, x2, y2, z2)
-    local d = abs(w1 * w2 + x1 * x2 + y1 * y2 + z1 * z2)
-    if d > 1 then d = 1 end
-    return 2 * math.acos(d)
+    local rw = w1 * w2 + x1 * x2 + y1 * y2 + z1 * z2
+    local rx = w1 * x2 - x1 * w2 - y1 * z2 + z1 * y2
+    local ry = w1 * y2 + x1 * z2 - y1 * w2 - z1 * x2
+    local rz = w1 * z2 - x1 * y2 + y1 * x2 - z1 * w2
+    return 2 * h.atan2(sqrt(rx * rx + ry * ry + rz * rz), abs(rw))
 end
 
 describe("goals kept on the chain", function()
@@ -122,14 +126,8 @@ describe("goals kept on the chain", function()
                     if oriented and dim == 2 then
                         want = abs(h.wrap(c:world_angle(#c) - goal))
                     elseif oriented then
-                        -- the angle of conj(goal) * rotation, by atan2 (acos loses 1e-8 near 0)
                         local w, x, y, z = c:world_rotation(#c)
-                        local gw, gx, gy, gz = unpack(goal)
-                        local rw = gw * w + gx * x + gy * y + gz * z
-                        local rx = gw * x - gx * w - gy * z + gz * y
-                        local ry = gw * y + gx * z - gy * w - gz * x
-                        local rz = gw * z - gx * y + gy * x - gz * w
-                        want = 2 * h.atan2(sqrt(rx * rx + ry * ry + rz * rz), abs(rw))
+                        want = quat_angle(goal[1], goal[2], goal[3], goal[4], w, x, y, z)
                     end
                     assert.is_true(abs(a - want) <= 1e-9, solver .. ": angle error " .. a .. ", the tip bone " .. want .. " off")
                     local st = c:settings()

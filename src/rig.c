@@ -288,10 +288,7 @@ static int set_up(ik_rig *rig)
                 nd->goal = ik_v3_sub(c->target, ik_v3_scale(ik_goal_direction(c), c->length[c->n - 1]));
         }
         for (j = 0; j <= c->n; j++) nd->beyond[j] = nd->end > j ? nd->weight : 0;
-        for (j = 0, nd->reach = 0, longest = 0; j < nd->end; j++) {
-            nd->reach += c->length[j];
-            if (c->length[j] > longest) longest = c->length[j];
-        }
+        nd->reach = ik_chain_reach_to(c, nd->end, &longest);
         nd->inner = 2 * longest - nd->reach;
         nd->subtree = nd->weight;
         for (k = 0; k < nd->kids; k++) {
@@ -324,7 +321,8 @@ static int is_limb(const rig_node *nd)
  * start, 100 iterations), reached and mean iterations, 2D and 3D, before and after: the
  * humanoid 99.4% and 99.5% in 12.1 and 14.7, then 99.5% and 99.6% in 6.8 and 8.1; the spider
  * 91.1% and 95.5% in 30.4 and 32.3, then 96.8% and 98.4% in 17.0 and 20.2. Tracking
- * bench/rigs.lua's animation for 1000 frames (64 iterations), frames with every goal met:
+ * bench/rigs.lua's animation for 1000 frames (64 iterations; IK_RIG_WINDOW=1000 lua5.4
+ * bench/lua_bench.lua), frames with every goal met:
  * the spider 88.5% and 82.1% in 24.5 and 32.5 iterations, then 97.2% and 91.4% in 10.3 and
  * 17.4; the humanoid in 3D 100% then 99.9% (one frame). Over the first 250 frames (make
  * bench's window) the spider in 3D meets 82.0% then 80.0%: its legs there are all nearly
@@ -386,8 +384,9 @@ static void merge(const ik_rig *rig, rig_node *nd, int j, int continues, const i
     if (continues) ASK(joint_at(c, j), nd->beyond[j]);
     if (nd->end == j) ASK(nd->goal, nd->weight);
     for (k = 0; k < nd->kids; k++) {
-        const rig_node *kid = &rig->node[rig->kid[nd->first + k]];
-        if (pulls_at(rig, nd, rig->kid[nd->first + k], j) && !(before && content(rig, kid, before[j])))
+        int at = rig->kid[nd->first + k];
+        const rig_node *kid = &rig->node[at];
+        if (pulls_at(rig, nd, at, j) && !(before && content(rig, kid, before[j])))
             ASK(joint_at(kid->chain, 0), kid->subtree);
     }
 #undef ASK
