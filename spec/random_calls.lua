@@ -2557,6 +2557,7 @@ function M.run(opts)
                     local j = r.int(1, p.n + 1)
                     e.c:attach(p.c, j)
                     e.parent, e.joint, e.last_joint = p, j, j
+                    e.links = (e.links or 0) + 1
                     e.offset = dim == 2 and 0 or { 1, 0, 0, 0 }
                 end
                 list[k] = e
@@ -2706,6 +2707,7 @@ function M.run(opts)
     POST.detach = function(call)
         local e = call.entry
         local why = e.parent and check_attached(e, true)
+        if e.parent then e.links = (e.links or 0) + 1 end
         e.parent, e.joint, e.offset = nil, nil, nil
         if why then return "after detach: " .. why end
     end
@@ -3024,7 +3026,7 @@ function M.run(opts)
         local rec = { g = g, id = serial, entries = call.entries, dim = call.entries[1].dim, tree = {},
             settings = { solver = "fabrik", iterations = 64, tolerance = 1e-3, angle_tolerance = 1e-3 } }
         for k, e in ipairs(rec.entries) do
-            rec.tree[k] = { parent = e.parent, joint = e.joint, last_joint = e.last_joint }
+            rec.tree[k] = { parent = e.parent, joint = e.joint, last_joint = e.last_joint, links = e.links or 0 }
         end
         rig_of[g] = rec
         event(#rec.entries > 1 and "rig of several chains made" or "rig of one chain made")
@@ -3255,8 +3257,15 @@ function M.run(opts)
         for _, e in ipairs(g.entries) do call.touched[#call.touched + 1] = { e = e, keeps = keeps } end
         if op.special == "rig_solve" and not self_bad then
             if not bad then
+                local inside = {}
+                for _, e in ipairs(g.entries) do inside[e] = true end
                 for k, e in ipairs(g.entries) do
                     if e.parent ~= g.tree[k].parent or e.joint ~= g.tree[k].joint then call.bad = 0 end
+                    -- the root hangs on a chain outside again, after an attach or detach: a
+                    -- change (the core cannot tell a new chain at a freed one's address)
+                    if not inside[g.tree[k].parent] and e.parent and (e.links or 0) ~= g.tree[k].links then
+                        call.bad = 0
+                    end
                 end
             end
             bad = call.bad
@@ -3554,6 +3563,7 @@ function M.run(opts)
                 local e, pe = call.entry, entry_of[args[1]]
                 event("attach")
                 e.parent, e.joint = pe, args[2]
+                e.links = (e.links or 0) + 1
                 e.last_joint = args[2] -- what detach leaves in the core (see M.KNOWN_BUGS)
                 if e.dim == 2 then
                     -- the turn the core keeps is (cos, sin) of the angle as given

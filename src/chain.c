@@ -485,19 +485,29 @@ void ik_chain_take_base(ik_chain *c)
 }
 
 /*
- * Brings the bases up to date from the root of c's tree down: each round rebases the
- * highest chain on the way up whose parent changed since it last looked, until none did.
- * No recursion, so any depth of attachment is safe.
+ * Brings the bases up to date from the root of c's tree down. A first walk up finds the
+ * highest chain whose parent changed since it last looked (reading only, so chains that
+ * are current can be read by several threads at once); a second leaves each chain on the
+ * way a pointer to its child towards c, and the walk down rebases every chain whose parent
+ * changed, each after its parent. O(depth), with no recursion, so any depth of attachment
+ * is safe.
  */
 void ik_chain_follow(ik_chain *c)
 {
-    for (;;) {
-        ik_chain *x, *top = NULL;
-        for (x = c; x->parent; x = x->parent)
-            if (x->parent->version != x->parent_seen) top = x;
-        if (top == NULL) return;
-        rebase(top);
+    ik_chain *x, *top = NULL;
+    for (x = c; x->parent; x = x->parent)
+        if (x->parent->version != x->parent_seen) top = x;
+    if (top == NULL) return;
+    for (x = c; x != top; x = x->parent) x->parent->down = x;
+    for (x = top;; x = x->down) {
+        ik_chain_follow_parent(x);
+        if (x == c) return;
     }
+}
+
+void ik_chain_follow_parent(ik_chain *c)
+{
+    if (c->parent && c->parent->version != c->parent_seen) rebase(c);
 }
 
 void ik_chain_update(ik_chain *c)
@@ -522,6 +532,7 @@ static void link(ik_chain *child, ik_chain *parent, int joint)
     ik_chain_follow(parent);
     child->parent = parent;
     child->parent_joint = joint;
+    child->links++;
     rebase(child);
     ik_chain_changed(child); /* its base is no longer its own */
 }
@@ -560,6 +571,7 @@ void ik_chain_detach(ik_chain *c)
     ik_chain_follow(c);
     c->parent = NULL;
     c->parent_joint = 0; /* a root's joint is 0 (ik_chain_parent, and the rigs comparing it) */
+    c->links++;
     if (c->dim == 2) c->base_angle = atan2(c->base_turn.y, c->base_turn.x);
     ik_chain_changed(c);
 }

@@ -82,6 +82,10 @@ struct ik_chain {
     ik_quat offset_rot;    /* 3D */
     unsigned long long version;     /* counts changes of this chain's world data */
     unsigned long long parent_seen; /* the parent's version the base was derived from */
+    unsigned long long links;       /* counts this chain's attach and detach calls: a rig
+                                       compares it, as an address can be reused */
+    ik_chain *down; /* ik_chain_follow's scratch: the child on the way down to the chain
+                       being brought up to date */
 
     /* Goals kept on the chain. */
     int has_target, has_orientation;
@@ -171,9 +175,12 @@ static inline void ik_chain_mark_stale(ik_chain *c, int bone)
 
 /*
  * Brings an attached chain's base up to date with its parents (carrying it rigidly);
- * nothing for a free chain. Every entry point calls it first.
+ * nothing for a free chain. Every entry point calls it first. O(depth), writing nothing
+ * when no parent changed.
  */
 void ik_chain_follow(ik_chain *c);
+/* The same one level up: c's base from its parent, which must be up to date. */
+void ik_chain_follow_parent(ik_chain *c);
 
 /* World data of bone i and joint i + 1 from bone i - 1's (or the base's). */
 void ik_chain_fk_bone(ik_chain *c, int i);

@@ -425,7 +425,8 @@ ik_rig_settings ik_rig_default_settings(void);
  * no parent among them (it may hang on a chain outside the rig, which the rig holds still),
  * every other one's parent is among them, no chain twice, one dimension. 0 when count < 1 or
  * the size overflows; ik_rig_init says what else is wrong (*culprit: the index of the chain
- * to blame, or -1).
+ * to blame, or -1), in the memory given: IK_ERR_TOO_LARGE first when it is NULL or smaller
+ * than that. O(count log count + bones); it changes no chain.
  */
 size_t ik_rig_size(int count, ik_chain *const *chains);
 ik_status ik_rig_init(void *memory, size_t size, ik_chain *const *chains, int count,
@@ -442,8 +443,11 @@ ik_status ik_rig_configure(ik_rig *rig, const ik_rig_settings *settings);
  * Moves the bones of all the rig's chains together so every chain that has a goal reaches
  * it (see the README, Rigs). out->distance is the largest tip-to-goal distance, out->
  * angle_error the largest orientation error; out->reached: every goal met. No goal at all:
- * nothing moves, reached, 0 iterations. IK_ERR_RIG_CHANGED if a chain's parent or joint
- * changed since ik_rig_init (nothing moves).
+ * nothing moves, reached, 0 iterations. IK_ERR_RIG_CHANGED (nothing moves) if a chain's
+ * parent or joint changed since ik_rig_init, or the root hangs on a chain outside the rig
+ * after an attach or detach since (that chain may be a new one made at a freed one's
+ * address).
+ * O(bones + chains) per iteration.
  */
 ik_status ik_rig_solve(ik_rig *rig, ik_result *out);
 

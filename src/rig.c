@@ -33,11 +33,13 @@
 
 typedef struct rig_node {
     ik_chain *chain;
-    ik_chain *parent_chain; /* at ik_rig_init: the tree must not change */
+    ik_chain *parent_chain;   /* at ik_rig_init: the tree must not change */
     int parent_joint;
+    unsigned long long links; /* the chain's count of attach and detach calls then */
     int parent;   /* index in the rig; -1 for the root */
     int first;    /* its children: kids[first .. first + kids - 1], by joint, highest first */
     int kids;
+    int *above;   /* [n + 1]: how many of its children hang above joint k (kid_range) */
     /* set up by each solve */
     int end;      /* the joint the chain's goal drives (n, or n - 1 with an orientation
                      goal); -1 without a goal */
@@ -80,8 +82,10 @@ ik_rig_settings ik_rig_default_settings(void)
 static size_t rig_size(int count, size_t joints)
 {
     size_t size = ALIGN16(sizeof(struct ik_rig));
-    if (count < 1 || joints > (SIZE_MAX / 4) / (sizeof(ik_real) + sizeof(ik_vec3))) return 0;
+    if (count < 1 || joints > (SIZE_MAX / 4) / (sizeof(ik_real) + sizeof(ik_vec3) + sizeof(int)))
+        return 0;
     size += ALIGN16(joints * (sizeof(ik_real) + sizeof(ik_vec3)));
+    size += ALIGN16(joints * sizeof(int));
     size += ALIGN16((size_t)count * sizeof(rig_node));
     size += ALIGN16(2 * (size_t)count * sizeof(int));
     return size;
@@ -104,24 +108,86 @@ size_t ik_rig_size(int count, ik_chain *const *chains)
     return rig_size(count, total_joints(count, chains));
 }
 
-static int index_of(ik_chain *const *chains, int count, const ik_chain *c)
+/*
+ * Sorting the rig's chains, in its own block, so that making a rig costs O(count log count)
+ * (finding each parent among the chains by comparing with every one was quadratic: 40,000
+ * chains took seconds). A heap sort: no recursion, no memory of its own.
+ */
+typedef struct sorting {
+    ik_chain *const *chains;
+    const rig_node *node; /* BY_JOINT: the nodes' parent_joint */
+    int by_joint;         /* 0: by address; 1: by parent joint, highest first */
+} sorting;
+
+/* Whether index a sorts before index b (equal keys: the lower index first). */
+static int before(const sorting *by, int a, int b)
 {
-    int k;
-    for (k = 0; k < count; k++)
-        if (chains[k] == c) return k;
-    return -1;
+    if (by->by_joint) {
+        int ja = by->node[a].parent_joint, jb = by->node[b].parent_joint;
+        if (ja != jb) return ja > jb;
+    } else {
+        uintptr_t pa = (uintptr_t)by->chains[a], pb = (uintptr_t)by->chains[b];
+        if (pa != pb) return pa < pb;
+    }
+    return a < b;
 }
 
-/* The tree's checks: one dimension, no chain twice, exactly one root. */
-static ik_status check_tree(ik_chain *const *chains, int count, int *culprit)
+static void sift_down(const sorting *by, int *v, int at, int count)
 {
+    for (;;) {
+        int child = 2 * at + 1, t;
+        if (child >= count) return;
+        if (child + 1 < count && before(by, v[child], v[child + 1])) child++;
+        if (!before(by, v[at], v[child])) return;
+        t = v[at], v[at] = v[child], v[child] = t;
+        at = child;
+    }
+}
+
+static void sort_indices(const sorting *by, int *v, int count)
+{
+    int k, t;
+    for (k = count / 2 - 1; k >= 0; k--) sift_down(by, v, k, count);
+    for (k = count - 1; k > 0; k--) {
+        t = v[0], v[0] = v[k], v[k] = t;
+        sift_down(by, v, 0, k);
+    }
+}
+
+/* The lowest index of chain c among the chains (sorted: their indices by address), or -1. */
+static int find(ik_chain *const *chains, const int *sorted, int count, const ik_chain *c)
+{
+    int lo = 0, hi = count; /* the first sorted position whose chain is not below c */
+    if (c == NULL) return -1;
+    while (lo < hi) {
+        int mid = lo + (hi - lo) / 2;
+        if ((uintptr_t)chains[sorted[mid]] < (uintptr_t)c) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo < count && chains[sorted[lo]] == c ? sorted[lo] : -1;
+}
+
+/*
+ * The tree's checks, in the chains' order, the first failure to blame: one dimension, no
+ * chain twice, exactly one root. Sets each node's parent; sorted and twice are scratch
+ * [count].
+ */
+static ik_status check_tree(ik_rig *rig, ik_chain *const *chains, int count, int *sorted,
+                            int *twice, int *culprit)
+{
+    sorting by;
     int k, root = -1;
-    *culprit = -1;
+    by.chains = chains, by.node = NULL, by.by_joint = 0;
+    for (k = 0; k < count; k++) sorted[k] = k, twice[k] = 0;
+    sort_indices(&by, sorted, count);
+    for (k = 1; k < count; k++) /* a chain's later places are the repeats */
+        if (chains[sorted[k]] == chains[sorted[k - 1]]) twice[sorted[k]] = 1;
     for (k = 0; k < count; k++) {
         *culprit = k;
         if (chains[k]->dim != chains[0]->dim) return IK_ERR_DIMENSION;
-        if (index_of(chains, k, chains[k]) >= 0) return IK_ERR_NOT_A_TREE;
-        if (index_of(chains, count, chains[k]->parent) < 0) {
+        if (twice[k]) return IK_ERR_NOT_A_TREE;
+        rig->node[k].parent = find(chains, sorted, count, chains[k]->parent);
+        if (rig->node[k].parent < 0) {
             if (root >= 0) return IK_ERR_NOT_A_TREE;
             root = k;
         }
@@ -138,16 +204,17 @@ ik_status ik_rig_init(void *memory, size_t size, ik_chain *const *chains, int co
     unsigned char *p;
     ik_real *beyond;
     ik_vec3 *relaxed;
+    int *above;
     size_t joints;
     int k, j, done, next;
+    sorting by;
     ik_status st;
     int scratch;
     if (culprit == NULL) culprit = &scratch;
     *culprit = -1;
     if (count < 1) return IK_ERR_COUNT;
     if (count > IK_MAX_BONES) return IK_ERR_TOO_LARGE;
-    st = check_tree(chains, count, culprit);
-    if (st != IK_OK) return st;
+    /* The tree is checked in the block: without room for the rig, nothing else is said. */
     joints = total_joints(count, chains);
     if (memory == NULL || rig_size(count, joints) == 0 || size < rig_size(count, joints))
         return IK_ERR_TOO_LARGE;
@@ -160,29 +227,45 @@ ik_status ik_rig_init(void *memory, size_t size, ik_chain *const *chains, int co
     beyond = (ik_real *)p;
     relaxed = (ik_vec3 *)(beyond + joints);
     p += ALIGN16(joints * (sizeof(ik_real) + sizeof(ik_vec3)));
+    above = (int *)p;
+    p += ALIGN16(joints * sizeof(int));
     rig->node = (rig_node *)p;
     p += ALIGN16((size_t)count * sizeof(rig_node));
     rig->order = (int *)p;
     rig->kid = rig->order + count;
 
+    st = check_tree(rig, chains, count, rig->order, rig->kid, culprit);
+    if (st != IK_OK) return st;
     for (k = 0; k < count; k++) {
         rig_node *nd = &rig->node[k];
         nd->chain = chains[k];
         nd->parent_chain = chains[k]->parent;
+        nd->links = chains[k]->links;
         nd->parent_joint = chains[k]->parent_joint;
-        nd->parent = index_of(chains, count, chains[k]->parent);
         nd->beyond = beyond, beyond += chains[k]->n + 1;
         nd->relaxed = relaxed, relaxed += chains[k]->n + 1;
+        nd->above = above, above += chains[k]->n + 1;
+        if (nd->parent >= 0) rig->node[nd->parent].kids++;
     }
-    /* Children grouped by parent, each group by joint, highest first. */
+    /* Children grouped by parent (counted, then placed), each group by joint, highest first. */
     for (k = 0, next = 0; k < count; k++) {
         rig->node[k].first = next;
-        for (j = chains[k]->n; j >= 0; j--) {
-            int c;
-            for (c = 0; c < count; c++)
-                if (rig->node[c].parent == k && rig->node[c].parent_joint == j) rig->kid[next++] = c;
+        next += rig->node[k].kids;
+        rig->node[k].kids = 0;
+    }
+    for (k = 0; k < count; k++) {
+        rig_node *parent = rig->node[k].parent >= 0 ? &rig->node[rig->node[k].parent] : NULL;
+        if (parent) rig->kid[parent->first + parent->kids++] = k;
+    }
+    by.chains = chains, by.node = rig->node, by.by_joint = 1;
+    for (k = 0; k < count; k++) {
+        rig_node *nd = &rig->node[k];
+        int at = 0;
+        sort_indices(&by, rig->kid + nd->first, nd->kids);
+        for (j = nd->chain->n; j >= 0; j--) {
+            while (at < nd->kids && rig->node[rig->kid[nd->first + at]].parent_joint > j) at++;
+            nd->above[j] = at;
         }
-        rig->node[k].kids = next - rig->node[k].first;
     }
     /* Parents before children: the root, then each placed node's children, breadth first. */
     for (k = 0; k < count; k++)
@@ -200,8 +283,8 @@ ik_rig *ik_rig_create(ik_chain *const *chains, int count, ik_status *status, int
     ik_rig *rig = NULL;
     size_t size = ik_rig_size(count, chains);
     void *memory = size ? malloc(size) : NULL;
-    ik_status st = ik_rig_init(memory, size, chains, count, &rig, culprit);
-    if (st == IK_OK && memory == NULL) st = IK_ERR_NO_MEMORY;
+    ik_status st = size && memory == NULL ? IK_ERR_NO_MEMORY
+                                          : ik_rig_init(memory, size, chains, count, &rig, culprit);
     if (st != IK_OK) {
         free(memory);
         rig = NULL;
@@ -252,10 +335,11 @@ static int pulls(const ik_rig *rig, const rig_node *nd, int kid)
     return child->top >= 0 && !(nd->end >= 0 && nd->last < nd->chain->n && child->parent_joint == nd->chain->n);
 }
 
-/* Whether node nd's child kid hangs on joint j and takes part (pulls). */
-static int pulls_at(const ik_rig *rig, const rig_node *nd, int kid, int j)
+/* Node nd's children hanging on joint j: kid[*from .. *to - 1]. */
+static void kid_range(const rig_node *nd, int j, int *from, int *to)
 {
-    return rig->node[kid].parent_joint == j && pulls(rig, nd, kid);
+    *from = nd->first + nd->above[j];
+    *to = nd->first + (j > 0 ? nd->above[j - 1] : nd->kids);
 }
 
 /*
@@ -265,7 +349,7 @@ static int pulls_at(const ik_rig *rig, const rig_node *nd, int kid, int j)
 static int set_up(ik_rig *rig)
 {
     int o, j, k, goals = 0;
-    ik_real largest = 0, longest;
+    ik_real largest = 0, longest, kids;
     for (o = 0; o < rig->count; o++) {
         rig_node *nd = &rig->node[rig->order[o]];
         if (nd->chain->has_target) {
@@ -287,15 +371,25 @@ static int set_up(ik_rig *rig)
             if (oriented)
                 nd->goal = ik_v3_sub(c->target, ik_v3_scale(ik_goal_direction(c), c->length[c->n - 1]));
         }
-        for (j = 0; j <= c->n; j++) nd->beyond[j] = nd->end > j ? nd->weight : 0;
         nd->reach = ik_chain_reach_to(c, nd->end, &longest);
         nd->inner = 2 * longest - nd->reach;
         nd->subtree = nd->weight;
-        for (k = 0; k < nd->kids; k++) {
-            int kid = rig->kid[nd->first + k], at = rig->node[kid].parent_joint;
+        /* From the tip down, the children's goals summed as their joints are passed (the
+           children come highest joint first): O(n + kids). */
+        for (j = c->n, k = 0, kids = 0; j >= 0; j--) {
+            for (; k < nd->kids && rig->node[rig->kid[nd->first + k]].parent_joint > j; k++) {
+                int kid = rig->kid[nd->first + k], at = rig->node[kid].parent_joint;
+                if (!pulls(rig, nd, kid)) continue;
+                if (at > nd->top) nd->top = at;
+                kids += rig->node[kid].subtree;
+                nd->subtree += rig->node[kid].subtree;
+            }
+            nd->beyond[j] = (nd->end > j ? nd->weight : 0) + kids;
+        }
+        for (; k < nd->kids; k++) { /* those on joint 0: beyond no joint */
+            int kid = rig->kid[nd->first + k];
             if (!pulls(rig, nd, kid)) continue;
-            if (at > nd->top) nd->top = at;
-            for (j = 0; j < at; j++) nd->beyond[j] += rig->node[kid].subtree;
+            if (nd->top < 0) nd->top = 0;
             nd->subtree += rig->node[kid].subtree;
         }
     }
@@ -361,16 +455,17 @@ static void merge(const ik_rig *rig, rig_node *nd, int j, int continues, const i
     ik_chain *c = nd->chain;
     ik_vec3 sum = ik_v3(0, 0, 0), plain = sum, only = sum;
     ik_real weight = 0, most = continues ? nd->beyond[j] : 0;
-    int k, n = 0;
+    int k, from, to, n = 0;
     /*
      * The weights in units of the largest asking here, so their sum is at least 1: goals
      * whose weights are subnormal next to another goal's elsewhere in the rig summed to a
      * subnormal, and 1 / weight overflowed (0 * inf: FE_INVALID, a NaN centre).
      */
     if (nd->end == j && nd->weight > most) most = nd->weight;
-    for (k = 0; k < nd->kids; k++) {
-        int kid = rig->kid[nd->first + k];
-        if (pulls_at(rig, nd, kid, j) && rig->node[kid].subtree > most) most = rig->node[kid].subtree;
+    kid_range(nd, j, &from, &to);
+    for (k = from; k < to; k++) {
+        int kid = rig->kid[k];
+        if (pulls(rig, nd, kid) && rig->node[kid].subtree > most) most = rig->node[kid].subtree;
     }
     if (!(most > 0)) most = 1;
 #define ASK(point, w)                                            \
@@ -383,10 +478,9 @@ static void merge(const ik_rig *rig, rig_node *nd, int j, int continues, const i
     } while (0)
     if (continues) ASK(joint_at(c, j), nd->beyond[j]);
     if (nd->end == j) ASK(nd->goal, nd->weight);
-    for (k = 0; k < nd->kids; k++) {
-        int at = rig->kid[nd->first + k];
-        const rig_node *kid = &rig->node[at];
-        if (pulls_at(rig, nd, at, j) && !(before && content(rig, kid, before[j])))
+    for (k = from; k < to; k++) {
+        const rig_node *kid = &rig->node[rig->kid[k]];
+        if (pulls(rig, nd, rig->kid[k]) && !(before && content(rig, kid, before[j])))
             ASK(joint_at(kid->chain, 0), kid->subtree);
     }
 #undef ASK
@@ -398,13 +492,21 @@ static void merge(const ik_rig *rig, rig_node *nd, int j, int continues, const i
     }
 }
 
-/* The next joint below hi where something joins node nd (its goal, or a child), or 0. */
+/*
+ * The next joint below hi (>= 1) where something joins node nd (its goal, or a child), or 0.
+ * The children below hi, highest first, up to the first that pulls: a pass down a chain
+ * looks at each child once.
+ */
 static int next_event(const ik_rig *rig, const rig_node *nd, int hi)
 {
     int k, at = nd->end < hi ? nd->end : -1;
-    for (k = 0; k < nd->kids; k++) {
-        int kid = rig->kid[nd->first + k], j = rig->node[kid].parent_joint;
-        if (j < hi && j > at && pulls(rig, nd, kid)) at = j;
+    for (k = nd->first + nd->above[hi - 1]; k < nd->first + nd->kids; k++) {
+        int kid = rig->kid[k], j = rig->node[kid].parent_joint;
+        if (j <= at) break;
+        if (pulls(rig, nd, kid)) {
+            at = j;
+            break;
+        }
     }
     return at > 0 ? at : 0;
 }
@@ -734,12 +836,20 @@ static int finish_limbs(ik_rig *rig, int iterations)
 
 /* ---- the solve ---- */
 
+/*
+ * The tree as it was made: every chain on the same parent and joint (an attachment undone
+ * and made again as it was is the same tree). A parent inside the rig outlives it, so its
+ * address names it; the chain outside that the root may hang on does not: it may have
+ * been freed and a new chain made at its address. So a root that hangs on a chain outside
+ * after any attach or detach since is a change, whatever the address.
+ */
 static ik_status check_unchanged(const ik_rig *rig)
 {
     int k;
     for (k = 0; k < rig->count; k++) {
         const rig_node *nd = &rig->node[k];
-        if (nd->chain->parent != nd->parent_chain || nd->chain->parent_joint != nd->parent_joint)
+        if (nd->chain->parent != nd->parent_chain || nd->chain->parent_joint != nd->parent_joint ||
+            (nd->parent < 0 && nd->chain->parent && nd->chain->links != nd->links))
             return IK_ERR_RIG_CHANGED;
     }
     return IK_OK;
@@ -755,10 +865,12 @@ ik_status ik_rig_solve(ik_rig *rig, ik_result *out)
     if (st != IK_OK) return st;
 
     for (o = 0; o < rig->count; o++) goals += rig->node[o].chain->has_target;
-    /* Every chain current, its base where its parent (or the chain outside) puts it. */
+    /* Every chain current, its base where its parent (or the chain outside) puts it: the root
+       follows the chains above it, every other chain its parent, which is current by then. */
     for (o = 0; o < rig->count; o++) {
         ik_chain *c = rig->node[rig->order[o]].chain;
-        ik_chain_follow(c);
+        if (o == 0) ik_chain_follow(c);
+        else ik_chain_follow_parent(c);
         ik_chain_settle(c);
         ik_chain_fk(c);
         c->kicked = 0;

@@ -1,8 +1,9 @@
 /*
  * rig_fuzzer.c - libFuzzer harness for the attached chains and rigs of src/ik.h.
  *
- * The input builds up to five chains of one dimension (now and then one of the other), most
- * of them attached into a tree (or two), then makes rigs of them (ik_rig_create, or
+ * The input builds up to sixteen chains of one dimension (now and then one of the other),
+ * most of them attached into a tree (or two; deep lines of attachments and many children
+ * of one chain both come often), then makes rigs of them (ik_rig_create, or
  * ik_rig_init in memory of exactly the size asked for, too little, or none) from lists that
  * form a tree or not, configures rigs and chains, sets goals (positions, orientations) and
  * limits, poses, solves the rig and single chains, detaches and reattaches chains (so a rig
@@ -21,11 +22,12 @@
  */
 #include "chain_checks.h"
 
-#define MAX_CHAINS 5
+#define MAX_CHAINS 16
 #define MAX_RIG_BONES 4
 #define MAX_OPS 64
 
 static slot slots[MAX_CHAINS];
+static unsigned links[MAX_CHAINS]; /* each slot's attach and detach calls that took effect */
 static int count_of_slots;
 static int trace; /* IK_FUZZ_TRACE=1: each operation on stderr */
 
@@ -37,6 +39,7 @@ static struct {
     ik_chain *chains[MAX_CHAINS + 2];
     ik_chain *parent[MAX_CHAINS + 2];
     int joint[MAX_CHAINS + 2];
+    unsigned links[MAX_CHAINS + 2];
 } made;
 
 /* ---- snapshots of every chain ---- */
@@ -138,7 +141,7 @@ static void build(reader *r)
         ik_real q[4];
         int joint;
         if (v >= 224) continue;
-        p = &slots[v % k];
+        p = &slots[v < 96 ? k - 1 : v < 160 ? 0 : v % k]; /* a line, a wide root, any */
         if (p->dim != s->dim) continue;
         joint = take_u8(r) % (p->n + 1);
         take_rotation(r, q);
@@ -146,9 +149,11 @@ static void build(reader *r)
             ik_real a = take_angle(r);
             if (!isfinite(a)) a = 0;
             CHECK(CORE(ik_chain2d_attach(s->chain, p->chain, joint, a)) == IK_OK, "attach");
+            links[s - slots]++;
         } else {
             if (quat_errors(q)) q[0] = 1, q[1] = q[2] = q[3] = 0;
             CHECK(CORE(ik_chain3d_attach(s->chain, p->chain, joint, q)) == IK_OK, "attach");
+            links[s - slots]++;
         }
     }
     check_all_sound("a new tree");
@@ -173,6 +178,7 @@ static void release_all(void)
     for (k = 0; k < count_of_slots; k++) {
         ik_chain_destroy(slots[k].chain);
         memset(&slots[k], 0, sizeof slots[k]);
+        links[k] = 0;
     }
     count_of_slots = 0;
 }
@@ -252,7 +258,8 @@ static void make_rig(reader *r)
     } else {
         if ((memory_how & 6) == 2 && size > 0) given = size - 1;
         if ((memory_how & 6) != 4 && size > 0) memory = malloc(given);
-        if (!expect && (memory == NULL || given < size)) expect = BIT(IK_ERR_TOO_LARGE);
+        /* the tree is checked in the memory given: without room, only that is said */
+        if (count >= 1 && (memory == NULL || given < size)) expect = BIT(IK_ERR_TOO_LARGE);
         st = CORE(ik_rig_init(memory, given, count ? chains : NULL, count, &rig, &culprit));
         CHECK(expect ? (BIT(st) & expect) != 0 : st == IK_OK, "rig_init: status %d, expected %#x",
               st, expect);
@@ -273,6 +280,7 @@ static void make_rig(reader *r)
     for (k = 0; k < count; k++) {
         made.chains[k] = chains[k];
         made.parent[k] = ik_chain_parent(chains[k], &made.joint[k]);
+        made.links[k] = links[slot_index(chains[k])];
     }
     for (k = 0; trace && k < count; k++)
         fprintf(stderr, "  rig chain %d: slot %d on slot %d joint %d\n", k, slot_index(chains[k]),
@@ -345,7 +353,11 @@ static void solve_rig(void)
         int joint, i = slot_index(made.chains[k]);
         ik_chain *p = ik_chain_parent(made.chains[k], &joint);
         ik_real t[3];
+        int root = 1, j;
+        for (j = 0; j < made.count; j++) root &= made.chains[j] != made.parent[k];
         if (p != made.parent[k] || joint != made.joint[k]) expect = BIT(IK_ERR_RIG_CHANGED);
+        /* the root on a chain outside again after an attach or detach: a change */
+        if (root && p && links[i] != made.links[k]) expect = BIT(IK_ERR_RIG_CHANGED);
         in_rig[i] = 1;
         goals += has_target(&slots[i], t);
     }
@@ -626,6 +638,7 @@ static void operate(reader *r)
         keep = P_LEN | P_WEIGHT | P_POSE | P_SETTINGS | P_LIMITS | P_GOALS;
         CORE_VOID(ik_chain_detach(c));
         CHECK(ik_chain_parent(c, &k) == NULL && k == 0, "detach: still attached");
+        if (before.parent) links[s - slots]++;
         break;
     case OP_ATTACH: {
         slot *p = &slots[take_u8(r) % count_of_slots];
@@ -647,6 +660,7 @@ static void operate(reader *r)
         keep = P_LEN | P_WEIGHT | P_POSE | P_SETTINGS | P_LIMITS | P_GOALS;
         st = CORE(s->dim == 2 ? ik_chain2d_attach(c, p->chain, joint, v[4])
                               : ik_chain3d_attach(c, p->chain, joint, v));
+        if (st == IK_OK) links[s - slots]++;
         break;
     }
     }
