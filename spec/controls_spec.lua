@@ -160,6 +160,22 @@ describe("mix", function()
         end
     end)
 
+    it("mix 0 with a tiny max_turn leaves 3D rotations unchanged bit for bit (a rotation unit only to rounding seemed turned by 1e-16 from itself, and max_turn's slerp renormalised it)", function()
+        for _, name in ipairs(SOLVERS) do
+            local rotations = { -- from a random-calls run: unit as set_rotation makes them, to rounding
+                { 0.78431681650742746, 9.3338069291546262e-06, -0.0001555325751604867, 0.62036046542808698 },
+                { -0.67860670812561463, -0.5496500438801164, -0.26620171151600386, 0.40806177686160844 },
+                { 0.99999991289376622, 0.00023326545070001881, -0.00026942901919873804, 0.00021727331371799026 },
+            }
+            local c = ik.chain3d(name == "two_bone" and { 1, 2 } or { 1, 2, 1.5 })
+            for i = 1, c:count() do c:set_rotation(i, unpack(rotations[i])) end
+            c:configure({ mix = 0, max_turn = 1e-300 })
+            local before = h.rotations(c)
+            solve(c, name, -2, 0.5, 1)
+            assert.are.same(before, h.rotations(c), name)
+        end
+    end)
+
     it("mix 0 leaves the pose unchanged bit for bit: 3D rotations after 300 random solves of every solver (random chains and starts, no limits)", function()
         local rng = h.rng(5101)
         local failures, first = 0, nil

@@ -303,6 +303,9 @@ void ik_hold_turns(ik_chain *c, ik_real max_turn)
             ik_quat from = c->prev_rot[i], to = c->rot[i], held = to, clamped, from_clamped;
             ik_real angle = turn_between(from, to), t = 1;
             int k;
+            /* A bone that did not turn keeps its bits: a rotation unit only to rounding seems
+               turned from itself by about 1e-16, and the slerp would renormalise it. */
+            if (memcmp(&from, &to, sizeof from) == 0) angle = 0;
             if (angle > max_turn) t = max_turn / angle, held = ik_q_slerp(from, to, t);
             clamped = ik_limit_rotation(limit, held);
             from_clamped = ik_limit_rotation(limit, from);
