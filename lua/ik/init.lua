@@ -13,7 +13,10 @@ local function needed_build()
     if type(jit) == "table" then
         local host = tostring(jit.version)
         if type(love) == "table" and type(love.getVersion) == "function" then
-            host = ("LÖVE %d.%d, %s"):format(love.getVersion(), host)
+            -- getVersion returns major, minor, revision, codename: name the two wanted, as
+            -- the format given the call would take only the first.
+            local major, minor = love.getVersion()
+            host = ("LÖVE %s.%s, %s"):format(tostring(major), tostring(minor), host)
         end
         if jit.os == "Windows" then
             return host, "the LuaJIT build for Windows: `make windows` (build/windows/ik/core.dll)"
