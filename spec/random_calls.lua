@@ -1139,8 +1139,8 @@ end
 -- The API. Each entry: name; self = nil (a module function), "any", 2 or 3 (the chains it
 -- is for) or "rig"; args = a list of kinds, "?" marking an optional one (absent or nil), or
 -- a function of the dimension returning that list; no_more = the position (self is 0) from
--- which every argument must be nil (2D calls that take fewer numbers), or a function of
--- the dimension; check(ctx, args, n) = a rule checked after the arguments (returns the bad
+-- which every argument must be nil (after the last one the call takes: one rule in 2D and
+-- 3D), or a function of the dimension; check(ctx, args, n) = a rule checked after the arguments (returns the bad
 -- position, 0 for self); keeps = what a successful call leaves as it was on self (parts of
 -- a snapshot); post(call, ret) = what a successful call returned and did (nil or why);
 -- make(ctx, mode) and predict(ctx, args, n) replace the generic arguments and oracle.
@@ -1152,8 +1152,8 @@ local POSE_KEEPS = { "base", "len", "w", "settings", "goal", "limits", "parent",
 local function target_args()
     return { "target" }
 end
-local function no_more_2d(at)
-    return function(dim) return dim == 2 and at or nil end
+local function no_more_dim(at2, at3)
+    return function(dim) return dim == 2 and at2 or at3 end
 end
 
 -- Reshapes the valid arguments of a stateless two-bone solve (positions of the lengths and
@@ -1246,7 +1246,8 @@ M.OPS = {
     -- construction
     { name = "chain2d", args = { "lengths", "?coord", "?coord", "?angle" }, no_more = 5, no_more_first = true,
         creates = 2, weight = 3 },
-    { name = "chain3d", args = { "lengths", "?coord", "?coord", "?coord", "?quat" }, creates = 3, weight = 3 },
+    { name = "chain3d", args = { "lengths", "?coord", "?coord", "?coord", "?quat" }, no_more = 9, no_more_first = true,
+        creates = 3, weight = 3 },
     { name = "chain2d_points", special = "points", creates = 2, weight = 2 },
     { name = "chain3d_points", special = "points", creates = 3, weight = 2 },
     -- many chains at once, and rigs: made and judged by hand (see run())
@@ -1287,7 +1288,7 @@ M.OPS = {
             if dim == 2 then return { "coord", "coord", "?angle" } end
             return { "coord", "coord", "coord", "?quat_finite" }
         end,
-        no_more = no_more_2d(4),
+        no_more = no_more_dim(4, 8),
         check = function(ctx, args)
             if ctx.entry.parent then return 0 end -- the parent places its base
             if ctx.dim == 3 and args[4] ~= nil and quat_zero({ args[4], args[5], args[6], args[7] }) then
@@ -1334,7 +1335,7 @@ M.OPS = {
                 return "pole is there on a 2D chain, or missing on a 3D one"
             end
         end },
-    { name = "set_target", self = "any", args = target_args, no_more = no_more_2d(3), keeps = without(ALL, "goal"),
+    { name = "set_target", self = "any", args = target_args, no_more = no_more_dim(3, 4), keeps = without(ALL, "goal"),
         post = "set_target" },
     { name = "target", self = "any", args = {}, keeps = ALL,
         post = returns(function(s)
@@ -2060,13 +2061,14 @@ function M.run(opts)
         elseif mode == "extra" or (mode == "bad" and #slots == 0) then
             n = add_extras(args, n)
         end
-        -- the oracle: absent optional slots are fine, present ones are checked
+        -- the oracle: absent optional slots (every value nil) are fine, present ones are
+        -- checked whole (a quaternion given in part too)
         local bad
-        -- (checked first, it is chain2d's: every argument from 5 on)
+        -- (checked first, it is chain2d's and chain3d's: every argument after their last)
         if no_more and no_more_first then bad = first_not_nil(args, no_more, n) end
         for _, slot in ipairs(layout) do
             if bad then break end
-            if not (slot.optional and args[slot.pos] == nil) then
+            if not (slot.optional and first_not_nil(args, slot.pos, slot.pos + slot.width - 1) == nil) then
                 local values = {}
                 for k = 1, slot.width do values[k] = args[slot.pos + k - 1] end
                 local offset = slot.kind.check(values, ctx)
@@ -2217,7 +2219,7 @@ function M.run(opts)
         if mode == "missing" or (mode == "clean" and r.chance(0.15)) then
             args, n = {}, r.int(0, 2) -- no coordinates, perhaps nils: the kept goal
         else
-            args, n, bad = make_args({ "target" }, ctx, mode, ctx.dim == 2 and 3 or nil)
+            args, n, bad = make_args({ "target" }, ctx, mode, ctx.dim + 1)
         end
         if first_not_nil(args, 1, n) == nil then
             if not e.has_target then return args, n, 1 end
@@ -2393,11 +2395,15 @@ function M.run(opts)
             if args[3] ~= nil and not finite_number(args[3]) then return args, n, 3 end
             local extra = first_not_nil(args, 4, n)
             if extra then return args, n, extra end
-        elseif args[3] ~= nil then
+        else
             local q = { args[3], args[4], args[5], args[6] }
-            local k = quat_finite(q)
-            if k then return args, n, 2 + k end
-            if quat_zero(q) then return args, n, 3 end
+            if first_not_nil(q, 1, 4) then -- given, if only in part
+                local k = quat_finite(q)
+                if k then return args, n, 2 + k end
+                if quat_zero(q) then return args, n, 3 end
+            end
+            local extra = first_not_nil(args, 7, n)
+            if extra then return args, n, extra end
         end
         if e.parent then return args, n, 0 end -- detach it first
         if below(pe, e) then event("attach: a cycle refused"); return args, n, 1 end -- a cycle

@@ -185,6 +185,19 @@ static void check_no_more(lua_State *L, int arg, const char *why)
         if (!lua_isnil(L, k)) luaL_argerror(L, k, why);
 }
 
+/*
+ * Whether an optional quaternion is given from argument arg on: any of its four values not
+ * nil. Given in part, check_quat then names the first missing one, rather than the call
+ * dropping the rest unseen.
+ */
+static int quat_given(lua_State *L, int arg)
+{
+    int k;
+    for (k = arg; k < arg + 4; k++)
+        if (!lua_isnoneornil(L, k)) return 1;
+    return 0;
+}
+
 /* Four finite numbers from argument arg on: a quaternion w, x, y, z (the core normalises). */
 static void check_quat(lua_State *L, int arg, ik_real q[4])
 {
@@ -373,6 +386,7 @@ static int new_chain(lua_State *L, int dim)
     ik_chain *chain;
     void *block;
     if (dim == 2) check_no_more(L, 5, "no value expected (chain2d takes lengths, x, y, angle)");
+    else check_no_more(L, 9, "no value expected (chain3d takes lengths, x, y, z, w, qx, qy, qz)");
     lua_settop(L, dim == 2 ? 5 : 9); /* the scratch and the chain go above the arguments */
     lengths = read_lengths(L, 1, stack, &n);
     for (k = 0; k < 2; k++) base[k] = opt_coord(L, 2 + k);
@@ -380,7 +394,7 @@ static int new_chain(lua_State *L, int dim)
         base[2] = opt_real(L, 4, 0);
     } else {
         base[2] = opt_coord(L, 4);
-        rotated = !lua_isnoneornil(L, 5);
+        rotated = quat_given(L, 5);
         if (rotated) {
             check_quat(L, 5, rotation);
             if (rotation[0] == 0 && rotation[1] == 0 && rotation[2] == 0 && rotation[3] == 0)
@@ -615,7 +629,7 @@ static int chain_set_base(lua_State *L)
 {
     ik_chain *chain = check_chain(L, 1);
     ik_real position[3], rotation[4], angle;
-    int k;
+    int k, rotated;
     if (ik_chain_dim(chain) == 2) {
         ik_real x = check_coord(L, 2), y = check_coord(L, 3);
         check_status(L, ik_chain2d_base(chain, &position[0], &position[1], &angle), 1);
@@ -626,9 +640,11 @@ static int chain_set_base(lua_State *L)
         return 0;
     }
     for (k = 0; k < 3; k++) position[k] = check_coord(L, 2 + k);
-    if (!lua_isnoneornil(L, 5)) check_quat(L, 5, rotation);
+    rotated = quat_given(L, 5);
+    if (rotated) check_quat(L, 5, rotation);
+    check_no_more(L, 9, "no value expected (a 3D base is x, y, z, w, qx, qy, qz)");
     check_free(L, chain);
-    check_status(L, ik_chain3d_set_base(chain, position, lua_isnoneornil(L, 5) ? NULL : rotation), 5);
+    check_status(L, ik_chain3d_set_base(chain, position, rotated ? rotation : NULL), 5);
     return 0;
 }
 
@@ -1055,12 +1071,13 @@ static int chain_settings(lua_State *L)
 
 /* ---- methods: goals ---- */
 
-/* dim target coordinates from argument 2 on; nothing after them. */
+/* dim target coordinates from argument 2 on; nothing after them, in 2D as in 3D. */
 static void check_target(lua_State *L, ik_chain *chain, ik_real target[MAX_DIM])
 {
     int dim = ik_chain_dim(chain), d;
     for (d = 0; d < dim; d++) target[d] = check_coord(L, 2 + d);
     if (dim == 2) check_no_more(L, 4, "no value expected (a 2D chain takes x, y)");
+    else check_no_more(L, 5, "no value expected (a 3D chain takes x, y, z)");
 }
 
 static int chain_set_target(lua_State *L)
@@ -1297,6 +1314,7 @@ static int chain_attach(lua_State *L)
     ik_chain *child = check_chain(L, 1), *parent = check_chain(L, 2);
     int joint, dim = ik_chain_dim(child);
     ik_real rotation[4], angle = 0;
+    int rotated = 0;
     ik_status status;
     if (ik_chain_dim(parent) != dim)
         luaL_argerror(L, 2, lua_pushfstring(L, "a %dD chain expected (this one is %dD)", dim, ik_chain_dim(parent)));
@@ -1304,14 +1322,16 @@ static int chain_attach(lua_State *L)
     if (dim == 2) {
         angle = opt_real(L, 4, 0);
         check_no_more(L, 5, "no value expected (a 2D offset is one angle)");
-    } else if (!lua_isnoneornil(L, 4)) {
-        check_quat(L, 4, rotation);
-        if (rotation[0] == 0 && rotation[1] == 0 && rotation[2] == 0 && rotation[3] == 0)
+    } else {
+        rotated = quat_given(L, 4);
+        if (rotated) check_quat(L, 4, rotation);
+        if (rotated && rotation[0] == 0 && rotation[1] == 0 && rotation[2] == 0 && rotation[3] == 0)
             luaL_argerror(L, 4, ik_status_string(IK_ERR_ZERO_ROTATION));
+        check_no_more(L, 8, "no value expected (a 3D offset is one rotation: w, x, y, z)");
     }
     if (ik_chain_parent(child, NULL)) luaL_argerror(L, 1, ik_status_string(IK_ERR_ATTACHED));
     status = dim == 2 ? ik_chain2d_attach(child, parent, joint, angle)
-                      : ik_chain3d_attach(child, parent, joint, lua_isnoneornil(L, 4) ? NULL : rotation);
+                      : ik_chain3d_attach(child, parent, joint, rotated ? rotation : NULL);
     check_status(L, status, status == IK_ERR_CYCLE ? 2 : 1);
     lua_pushvalue(L, 2);
     keep(L, 1); /* the child keeps its parent alive */
