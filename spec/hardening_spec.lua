@@ -384,6 +384,63 @@ describe("type confusion", function()
         assert.is_false(ok3)
     end)
 
+    -- Every function a metatable offers (its methods and its metamethods), with its name.
+    local function functions_of(mt)
+        local list = {}
+        for name, f in pairs(mt.__index) do list[#list + 1] = { name, f } end
+        for name, f in pairs(mt) do
+            if type(f) == "function" then list[#list + 1] = { name, f } end
+        end
+        table.sort(list, function(a, b) return a[1] < b[1] end)
+        return list
+    end
+
+    it("a chain given a rig's metatable, or a rig a chain's, by the debug library: every function of either gives a clean error, not a crash", function()
+        local c2, c3 = ik.chain2d({ 1, 1 }), ik.chain3d({ 1, 1 })
+        local rig2, rig3 = ik.rig({ ik.chain2d({ 1 }) }), ik.rig({ ik.chain3d({ 1 }) })
+        local chain_mt, rig_mt = debug.getmetatable(c2), debug.getmetatable(rig2)
+        local cases = {
+            -- the impostor, the metatable it gets, what the error says
+            { c2, rig_mt, "ik rig expected" }, { c3, rig_mt, "ik rig expected" },
+            { rig2, chain_mt, "ik chain expected" }, { rig3, chain_mt, "ik chain expected" },
+        }
+        local args = { 1, 1, 1, 1, 1, 1, 1 }
+        for _, case in ipairs(cases) do
+            local impostor, mt, expected = case[1], case[2], case[3]
+            local own = debug.getmetatable(impostor)
+            debug.setmetatable(impostor, mt)
+            local results = {}
+            for _, fn in ipairs(functions_of(mt)) do
+                local ok, err = pcall(fn[2], impostor, unpack(args))
+                results[#results + 1] = { fn[1], ok, err }
+            end
+            -- and a rig where a function takes a chain as an argument
+            local ok_many, err_many, ok_rig, err_rig, ok_attach, err_attach
+            if mt == chain_mt then
+                ok_many, err_many = pcall(ik.solve_many, { impostor }, { 1, 1 })
+                ok_rig, err_rig = pcall(ik.rig, { impostor })
+                ok_attach, err_attach = pcall(c2.attach, ik.chain2d({ 1 }), impostor, 1)
+            end
+            debug.setmetatable(impostor, own)
+            for _, r in ipairs(results) do
+                assert.is_false(r[2], r[1] .. " took the impostor")
+                assert.is_truthy(tostring(r[3]):find(expected, 1, true), r[1] .. ": " .. tostring(r[3]))
+            end
+            if mt == chain_mt then
+                assert.is_false(ok_many)
+                assert.is_truthy(tostring(err_many):find("chain 1 is not an ik chain", 1, true), tostring(err_many))
+                assert.is_false(ok_rig)
+                assert.is_truthy(tostring(err_rig):find("chain 1 is not an ik chain", 1, true), tostring(err_rig))
+                assert.is_false(ok_attach)
+                assert.is_truthy(tostring(err_attach):find("ik chain expected", 1, true), tostring(err_attach))
+            end
+        end
+        -- each works as before with its own metatable back
+        assert.are.equal(2, c2:effector())
+        assert.are.equal(1, #rig3)
+        assert.is_true((rig2:solve()))
+    end)
+
     it("a rig's methods refuse a chain, and a chain's refuse a rig", function()
         local c = ik.chain2d({ 1 })
         local rig = ik.rig({ c })

@@ -18,9 +18,10 @@
  *
  * Chains and rigs are full userdata holding the core's block. Their metatables are kept
  * as upvalues of every function (no registry lookup by name on the hot path) and are
- * protected (__metatable); a userdata is taken as a chain only if its metatable is the
- * chain's and the core recognises the block (ik_chain_check), so a metatable moved onto
- * another userdata with the debug library cannot crash the process. The chains a chain hangs
+ * protected (__metatable); a userdata is taken as a chain or a rig only if its metatable
+ * and the tag in its header agree (and, for a chain, the core recognises the block:
+ * ik_chain_check), so a metatable moved onto another userdata with the debug library
+ * cannot crash the process. The chains a chain hangs
  * on and the chains of a rig are kept alive through a weak-keyed table.
  */
 #include <limits.h>
@@ -48,11 +49,23 @@
  * A chain userdata is this header followed by the core's chain block; a rig's, the same
  * with the rig's block. The union keeps the block after it aligned for ik_real, as Lua
  * aligns a userdata for double.
+ *
+ * The tag says which of the two the block is. The metatable alone cannot: the debug
+ * library moves one onto any userdata (debug.setmetatable(chain, debug.getmetatable(rig))),
+ * and a chain's block read as a rig's crashes. A userdata is taken as a chain or a rig only
+ * if its metatable, its tag and its core pointer (its own block, which no other userdata
+ * holds) all say so; a chain's block is checked by the core too (ik_chain_check).
  */
 typedef union box {
-    void *core;
+    struct {
+        void *core;   /* the block after this header, once built; NULL before */
+        unsigned tag; /* BOX_CHAIN or BOX_RIG */
+    } head;
     ik_real align_real;
 } box;
+
+#define BOX_CHAIN 0x69636863u /* "ichc" */
+#define BOX_RIG 0x69637267u   /* "icrg" */
 
 typedef ik_status (*solve_fn)(ik_chain *chain, const ik_real *target, ik_result *out);
 
@@ -72,10 +85,10 @@ static ik_chain *to_chain(lua_State *L, int arg)
     if (b == NULL || lua_islightuserdata(L, arg) || !lua_getmetatable(L, arg)) return NULL;
     same = lua_rawequal(L, -1, CHAIN_MT);
     lua_pop(L, 1);
-    if (!same || ik_lua_rawlen(L, arg) < sizeof(box) ||
-        !ik_chain_check(b + 1, ik_lua_rawlen(L, arg) - sizeof(box)) || b->core != (void *)(b + 1))
+    if (!same || ik_lua_rawlen(L, arg) < sizeof(box) || b->head.tag != BOX_CHAIN ||
+        b->head.core != (void *)(b + 1) || !ik_chain_check(b + 1, ik_lua_rawlen(L, arg) - sizeof(box)))
         return NULL;
-    return (ik_chain *)b->core;
+    return (ik_chain *)b->head.core;
 }
 
 static ik_chain *check_chain(lua_State *L, int arg)
@@ -104,11 +117,11 @@ static ik_rig *check_rig(lua_State *L, int arg)
     int same = 0;
     if (b && !lua_islightuserdata(L, arg) && lua_getmetatable(L, arg)) {
         same = lua_rawequal(L, -1, RIG_MT) && ik_lua_rawlen(L, arg) > sizeof(box) &&
-               b->core == (void *)(b + 1);
+               b->head.tag == BOX_RIG && b->head.core == (void *)(b + 1);
         lua_pop(L, 1);
     }
     if (!same) type_error(L, arg, "ik rig");
-    return (ik_rig *)b->core;
+    return (ik_rig *)b->head.core;
 }
 
 static void check_status(lua_State *L, ik_status status, int arg)
@@ -342,7 +355,8 @@ static void *new_chain_block(lua_State *L, int dim, int n, size_t *size)
     *size = dim == 2 ? ik_chain2d_size(n) : ik_chain3d_size(n);
     if (*size == 0 || *size > (size_t)-1 - sizeof(box)) luaL_argerror(L, 1, ik_status_string(IK_ERR_TOO_LARGE));
     b = (box *)ik_lua_newuserdata(L, sizeof(box) + *size);
-    b->core = NULL;
+    b->head.core = NULL;
+    b->head.tag = BOX_CHAIN;
     return b + 1;
 }
 
@@ -350,7 +364,7 @@ static void *new_chain_block(lua_State *L, int dim, int n, size_t *size)
 static void finish_chain(lua_State *L, ik_chain *chain)
 {
     box *b = (box *)lua_touserdata(L, -1);
-    b->core = chain;
+    b->head.core = chain;
     lua_pushvalue(L, CHAIN_MT);
     lua_setmetatable(L, -2);
 }
@@ -1389,13 +1403,14 @@ static int mod_rig(lua_State *L)
     size = ik_rig_size(count, chains);
     if (size == 0 || size > (size_t)-1 - sizeof(box)) luaL_argerror(L, 1, ik_status_string(IK_ERR_TOO_LARGE));
     b = (box *)ik_lua_newuserdata(L, sizeof(box) + size);
-    b->core = NULL;
+    b->head.core = NULL;
+    b->head.tag = BOX_RIG;
     status = ik_rig_init(b + 1, size, chains, count, &rig, &culprit);
     if (status != IK_OK) {
         if (culprit >= 0) luaL_argerror(L, 1, lua_pushfstring(L, "chain %d: %s", culprit + 1, ik_status_string(status)));
         luaL_argerror(L, 1, ik_status_string(status));
     }
-    b->core = rig;
+    b->head.core = rig;
     lua_pushvalue(L, RIG_MT);
     lua_setmetatable(L, -2);
     lua_pushvalue(L, -2); /* the list */

@@ -76,7 +76,7 @@ typedef struct {
     int (*solve_many)(ik_ffi_chain *const *, int, const double *, int *, ik_ffi_result *, int *);
     void (*update)(ik_ffi_chain *);
 } ik_ffi_api;
-typedef union { ik_ffi_chain *chain; ik_ffi_rig *rig; double align; } ik_ffi_box;
+typedef struct { union { ik_ffi_chain *chain; ik_ffi_rig *rig; }; unsigned tag; } ik_ffi_box;
 ]])
 
 local api_ptr, methods, rig_methods = core._ffi()
