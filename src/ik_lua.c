@@ -21,8 +21,9 @@
  * protected (__metatable); a userdata is taken as a chain or a rig only if its metatable
  * and the tag in its header agree (and, for a chain, the core recognises the block:
  * ik_chain_check), so a metatable moved onto another userdata with the debug library
- * cannot crash the process. The chains a chain hangs
- * on and the chains of a rig are kept alive through a weak-keyed table.
+ * cannot crash the process. A chain keeps the chain it hangs on alive, and a rig the table
+ * of its chains, as the userdata's own user value (ik_lua_setkept), so a hierarchy no one
+ * holds is freed in one collection in every VM.
  */
 #include <limits.h>
 #include <math.h>
@@ -43,7 +44,6 @@
 /* The upvalues every function of the module has. */
 #define CHAIN_MT lua_upvalueindex(1)
 #define RIG_MT lua_upvalueindex(2)
-#define KEEP lua_upvalueindex(3) /* weak keys: child -> parent, rig -> its chains */
 
 /*
  * A chain userdata is this header followed by the core's chain block; a rig's, the same
@@ -286,19 +286,6 @@ static void clear_tail(lua_State *L, int out, int from)
     }
 }
 
-/* ---- keeping chains alive ---- */
-
-/* KEEP[ud at index] = the value on top of the stack (popped); nil to forget. */
-static void keep(lua_State *L, int ud)
-{
-    /* Without lua_insert: a function in 5.2, a macro of 5.3's lua_rotate, so a 5.2 build
-       would not even load in 5.3 for the version check to say why (ik_lua_compat.h). */
-    lua_pushvalue(L, ud);
-    lua_pushvalue(L, -2);
-    lua_rawset(L, KEEP);
-    lua_pop(L, 1);
-}
-
 /* ---- module: stateless solves ---- */
 
 static int mod_two_bone(lua_State *L)
@@ -354,7 +341,7 @@ static void *new_chain_block(lua_State *L, int dim, int n, size_t *size)
     box *b;
     *size = dim == 2 ? ik_chain2d_size(n) : ik_chain3d_size(n);
     if (*size == 0 || *size > (size_t)-1 - sizeof(box)) luaL_argerror(L, 1, ik_status_string(IK_ERR_TOO_LARGE));
-    b = (box *)ik_lua_newuserdata(L, sizeof(box) + *size);
+    b = (box *)ik_lua_newbox(L, sizeof(box) + *size);
     b->head.core = NULL;
     b->head.tag = BOX_CHAIN;
     return b + 1;
@@ -492,9 +479,8 @@ static int chain_clone(lua_State *L)
     check_status(L, ik_chain_copy(block, size, chain, &copy), 1);
     finish_chain(L, copy);
     if (ik_chain_parent(copy, NULL)) { /* hangs on the same parent: keep it alive too */
-        lua_pushvalue(L, 1);
-        lua_rawget(L, KEEP);
-        keep(L, lua_gettop(L) - 1);
+        ik_lua_getkept(L, 1);
+        ik_lua_setkept(L, lua_gettop(L) - 1);
     }
     return 1;
 }
@@ -1348,7 +1334,7 @@ static int chain_attach(lua_State *L)
                       : ik_chain3d_attach(child, parent, joint, rotated ? rotation : NULL);
     check_status(L, status, status == IK_ERR_CYCLE ? 2 : 1);
     lua_pushvalue(L, 2);
-    keep(L, 1); /* the child keeps its parent alive */
+    ik_lua_setkept(L, 1); /* the child keeps its parent alive */
     return 0;
 }
 
@@ -1357,7 +1343,7 @@ static int chain_detach(lua_State *L)
     ik_chain *chain = check_chain(L, 1);
     ik_chain_detach(chain);
     lua_pushnil(L);
-    keep(L, 1);
+    ik_lua_setkept(L, 1);
     return 0;
 }
 
@@ -1366,8 +1352,7 @@ static int chain_parent(lua_State *L)
     ik_chain *chain = check_chain(L, 1);
     int joint;
     if (ik_chain_parent(chain, &joint) == NULL) return 0;
-    lua_pushvalue(L, 1);
-    lua_rawget(L, KEEP);
+    ik_lua_getkept(L, 1);
     lua_pushinteger(L, joint + 1);
     return 2;
 }
@@ -1402,7 +1387,7 @@ static int mod_rig(lua_State *L)
     }
     size = ik_rig_size(count, chains);
     if (size == 0 || size > (size_t)-1 - sizeof(box)) luaL_argerror(L, 1, ik_status_string(IK_ERR_TOO_LARGE));
-    b = (box *)ik_lua_newuserdata(L, sizeof(box) + size);
+    b = (box *)ik_lua_newbox(L, sizeof(box) + size);
     b->head.core = NULL;
     b->head.tag = BOX_RIG;
     status = ik_rig_init(b + 1, size, chains, count, &rig, &culprit);
@@ -1414,7 +1399,7 @@ static int mod_rig(lua_State *L)
     lua_pushvalue(L, RIG_MT);
     lua_setmetatable(L, -2);
     lua_pushvalue(L, -2); /* the list */
-    keep(L, lua_gettop(L) - 1);
+    ik_lua_setkept(L, lua_gettop(L) - 1);
     return 1;
 }
 
@@ -1435,8 +1420,7 @@ static int rig_chain(lua_State *L)
 {
     ik_rig *rig = check_rig(L, 1);
     int k = check_index(L, 2, ik_rig_count(rig));
-    lua_pushvalue(L, 1);
-    lua_rawget(L, KEEP);
+    ik_lua_getkept(L, 1);
     lua_rawgeti(L, -1, k + 1);
     return 1;
 }
@@ -1633,25 +1617,27 @@ static const luaL_Reg module_functions[] = {
     {NULL, NULL}
 };
 
-/* Pushes the three upvalues: the chain metatable, the rig metatable, the keep table. */
-static void push_upvalues(lua_State *L, int chain_mt, int rig_mt, int keep_table)
+/* The number of upvalues every function has: the chain metatable and the rig metatable. */
+#define UPVALUES 2
+
+/* Pushes the upvalues. */
+static void push_upvalues(lua_State *L, int chain_mt, int rig_mt)
 {
     lua_pushvalue(L, chain_mt);
     lua_pushvalue(L, rig_mt);
-    lua_pushvalue(L, keep_table);
 }
 
 /* A metatable at index mt: methods in __index, metamethods, protected under the name. */
 static void fill_metatable(lua_State *L, int mt, const luaL_Reg *methods, const luaL_Reg *meta,
-                           const char *name, int chain_mt, int rig_mt, int keep_table)
+                           const char *name, int chain_mt, int rig_mt)
 {
     lua_newtable(L);
-    push_upvalues(L, chain_mt, rig_mt, keep_table);
-    luaL_setfuncs(L, methods, 3);
+    push_upvalues(L, chain_mt, rig_mt);
+    luaL_setfuncs(L, methods, UPVALUES);
     lua_setfield(L, mt, "__index");
     lua_pushvalue(L, mt);
-    push_upvalues(L, chain_mt, rig_mt, keep_table);
-    luaL_setfuncs(L, meta, 3);
+    push_upvalues(L, chain_mt, rig_mt);
+    luaL_setfuncs(L, meta, UPVALUES);
     lua_pop(L, 1);
     lua_pushstring(L, name);
     lua_setfield(L, mt, "__metatable");
@@ -1664,24 +1650,18 @@ int luaopen_ik_core(lua_State *L);
 int luaopen_ik_core(lua_State *L)
 {
     ik_lua_check_version(L);
-    int chain_mt, rig_mt, keep_table;
+    int chain_mt, rig_mt;
     lua_newtable(L);
     chain_mt = lua_gettop(L);
     lua_newtable(L);
     rig_mt = lua_gettop(L);
-    lua_newtable(L); /* weak keys: what a chain or a rig keeps alive */
-    keep_table = lua_gettop(L);
-    lua_createtable(L, 0, 1);
-    lua_pushliteral(L, "k");
-    lua_setfield(L, -2, "__mode");
-    lua_setmetatable(L, keep_table);
 
-    fill_metatable(L, chain_mt, chain_methods, chain_metamethods, "ik.chain", chain_mt, rig_mt, keep_table);
-    fill_metatable(L, rig_mt, rig_methods, rig_metamethods, "ik.rig", chain_mt, rig_mt, keep_table);
+    fill_metatable(L, chain_mt, chain_methods, chain_metamethods, "ik.chain", chain_mt, rig_mt);
+    fill_metatable(L, rig_mt, rig_methods, rig_metamethods, "ik.rig", chain_mt, rig_mt);
 
     lua_createtable(L, 0, 16);
-    push_upvalues(L, chain_mt, rig_mt, keep_table);
-    luaL_setfuncs(L, module_functions, 3);
+    push_upvalues(L, chain_mt, rig_mt);
+    luaL_setfuncs(L, module_functions, UPVALUES);
     lua_pushliteral(L, "ik " IK_VERSION);
     lua_setfield(L, -2, "_VERSION");
     return 1;
