@@ -23,8 +23,9 @@
 #   make bench-spine SPINE=dir  the module against Spine's Lua IK constraint (apply1, apply2)
 #                 under Lua 5.4 and LuaJIT (bench/spine.lua); dir: the spine-lua directory of
 #                 a spine-runtimes checkout, branch 4.0 (without it, says how to get one)
-#   make fuzz-lua the randomized API test, long: CALLS (1,000,000) calls under each VM from
-#                 SEED (by default the time, printed first: `make fuzz-lua SEED=n` replays)
+#   make fuzz-lua the randomized API test, long: CALLS (1,000,000) calls under Lua 5.4, LuaJIT
+#                 and LuaJIT with jit.off() from SEED (by default the time, printed first:
+#                 `make fuzz-lua SEED=n` replays)
 #   make fuzz     the libFuzzer harnesses of the core (clang, ASan, UBSan), FUZZ_TIME (60) s each
 #   make test-asan       the specs under Lua 5.4 with the module built with ASan and UBSan
 #   make test-valgrind   the specs under Lua 5.4 run by valgrind's memcheck
@@ -365,6 +366,7 @@ CALLS ?= 1000000
 fuzz-lua: deps ik/core.so luajit
 	lua5.4 tools/random_calls.lua $(SEED) $(CALLS)
 	IK_CPATH="build/luajit/?.so" luajit tools/random_calls.lua $(SEED) $(CALLS)
+	JIT=off IK_CPATH="build/luajit/?.so" luajit tools/random_calls.lua $(SEED) $(CALLS)
 
 clean:
 	rm -rf build ik libik.a demo/out spec/love/ik demo/love/ik

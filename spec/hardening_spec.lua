@@ -284,6 +284,81 @@ describe("one rule for inputs in every VM", function()
     end)
 end)
 
+describe("one argument-count rule for 2D and 3D", function()
+    -- Each call with every argument it takes, as a list from argument 1 (self or the first
+    -- argument of a module function); make builds the chain (and a parent) for dimension dim.
+    local function calls(dim)
+        local xyz = dim == 2 and { 1, 1 } or { 1, 1, 0.5 }
+        local base = dim == 2 and { 0.5, 0.5, 0.3 } or { 0.5, 0.5, 0.5, 1, 0, 0, 0 }
+        local offset = dim == 2 and { 0.3 } or { 1, 0, 0, 0 }
+        local list = {}
+        for _, name in ipairs({ "solve", "solve_fabrik", "solve_ccd", "solve_relax", "solve_two_bone", "solve_aim", "set_target" }) do
+            list[#list + 1] = { name, function(c) return c[name], { c, unpack(xyz) } end }
+        end
+        list[#list + 1] = { "set_base", function(c) return c.set_base, { c, unpack(base) } end }
+        list[#list + 1] = { "attach", function(c, parent) return c.attach, { c, parent, 3, unpack(offset) } end }
+        local make = dim == 2 and "chain2d" or "chain3d"
+        list[#list + 1] = { make, function() return ik[make], { { 1, 1 }, unpack(base) } end }
+        return list
+    end
+
+    -- function(o, ...) o:name(...) end, for any name (not a tail call, which would hide
+    -- how the method was called)
+    local function as_method(name)
+        return (loadstring or load)("return function(o, ...) o:" .. name .. "(...) end", "=as_method")()
+    end
+    -- function(...) ik.name(...) end
+    local function as_field(name)
+        return (loadstring or load)("local ik = ...; return function(...) ik." .. name .. "(...) end", "=as_field")(ik)
+    end
+
+    for _, dim in ipairs({ 2, 3 }) do
+        it(dim .. "D: a value after the last argument a call takes is refused, there or later, and the call changes nothing", function()
+            for _, call in ipairs(calls(dim)) do
+                local c = dim == 2 and ik.chain2d({ 1, 1 }) or ik.chain3d({ 1, 1 })
+                local parent = dim == 2 and ik.chain2d({ 1, 1 }) or ik.chain3d({ 1, 1 })
+                local before = dim == 2 and h.snapshot(c) or h.snapshot3(c)
+                local f, args = call[2](c, parent)
+                local n = #args
+                local self = f ~= ik[call[1]] -- a method
+                for _, extra in ipairs({ 0, false, "x" }) do
+                    for at = n + 1, n + 3 do
+                        local given = { unpack(args, 1, n) }
+                        given[at] = extra
+                        -- a method called as one (o:name(...)) numbers its arguments from the
+                        -- first after self
+                        local g = self and as_method(call[1]) or as_field(call[1])
+                        local ok, msg = h.argerror(self and at - 1 or at, call[1], function() g(unpack(given, 1, at)) end)
+                        assert.is_true(ok, dim .. "D " .. call[1] .. ": " .. msg)
+                    end
+                end
+                assert.are.same(before, dim == 2 and h.snapshot(c) or h.snapshot3(c), call[1])
+                assert.is_nil(c:parent())
+                -- and the same call without the extra value is taken
+                assert.is_true(pcall(f, unpack(args, 1, n)), call[1])
+            end
+        end)
+    end
+
+    it("3D: a rotation given in part is refused (the rest was dropped unseen): set_base, attach, chain3d", function()
+        local c, parent = ik.chain3d({ 1, 1 }), ik.chain3d({ 1 })
+        local before = h.snapshot3(c)
+        for _, k in ipairs({ 1, 2, 4 }) do -- the rotation's w, x or z alone
+            local q = {}
+            q[k] = 1
+            local missing = k == 1 and 2 or 1 -- the error names the first value missing
+            local ok, msg = h.argerror(3 + missing, "set_base", function() c:set_base(0, 0, 0, q[1], q[2], q[3], q[4]) end)
+            assert.is_true(ok, msg)
+            ok, msg = h.argerror(2 + missing, "attach", function() c:attach(parent, 2, q[1], q[2], q[3], q[4]) end)
+            assert.is_true(ok, msg)
+            ok, msg = h.argerror(4 + missing, "chain3d", function() ik.chain3d({ 1 }, 0, 0, 0, q[1], q[2], q[3], q[4]) end)
+            assert.is_true(ok, msg)
+        end
+        assert.are.same(before, h.snapshot3(c))
+        assert.is_nil(c:parent())
+    end)
+end)
+
 describe("type confusion", function()
     it("a chain's or a rig's metatable is protected (getmetatable gives its name)", function()
         local c = ik.chain2d({ 1 })
@@ -307,6 +382,63 @@ describe("type confusion", function()
         assert.is_false(ok2)
         assert.is_truthy(tostring(err2):find("ik chain expected", 1, true), tostring(err2))
         assert.is_false(ok3)
+    end)
+
+    -- Every function a metatable offers (its methods and its metamethods), with its name.
+    local function functions_of(mt)
+        local list = {}
+        for name, f in pairs(mt.__index) do list[#list + 1] = { name, f } end
+        for name, f in pairs(mt) do
+            if type(f) == "function" then list[#list + 1] = { name, f } end
+        end
+        table.sort(list, function(a, b) return a[1] < b[1] end)
+        return list
+    end
+
+    it("a chain given a rig's metatable, or a rig a chain's, by the debug library: every function of either gives a clean error, not a crash", function()
+        local c2, c3 = ik.chain2d({ 1, 1 }), ik.chain3d({ 1, 1 })
+        local rig2, rig3 = ik.rig({ ik.chain2d({ 1 }) }), ik.rig({ ik.chain3d({ 1 }) })
+        local chain_mt, rig_mt = debug.getmetatable(c2), debug.getmetatable(rig2)
+        local cases = {
+            -- the impostor, the metatable it gets, what the error says
+            { c2, rig_mt, "ik rig expected" }, { c3, rig_mt, "ik rig expected" },
+            { rig2, chain_mt, "ik chain expected" }, { rig3, chain_mt, "ik chain expected" },
+        }
+        local args = { 1, 1, 1, 1, 1, 1, 1 }
+        for _, case in ipairs(cases) do
+            local impostor, mt, expected = case[1], case[2], case[3]
+            local own = debug.getmetatable(impostor)
+            debug.setmetatable(impostor, mt)
+            local results = {}
+            for _, fn in ipairs(functions_of(mt)) do
+                local ok, err = pcall(fn[2], impostor, unpack(args))
+                results[#results + 1] = { fn[1], ok, err }
+            end
+            -- and a rig where a function takes a chain as an argument
+            local ok_many, err_many, ok_rig, err_rig, ok_attach, err_attach
+            if mt == chain_mt then
+                ok_many, err_many = pcall(ik.solve_many, { impostor }, { 1, 1 })
+                ok_rig, err_rig = pcall(ik.rig, { impostor })
+                ok_attach, err_attach = pcall(c2.attach, ik.chain2d({ 1 }), impostor, 1)
+            end
+            debug.setmetatable(impostor, own)
+            for _, r in ipairs(results) do
+                assert.is_false(r[2], r[1] .. " took the impostor")
+                assert.is_truthy(tostring(r[3]):find(expected, 1, true), r[1] .. ": " .. tostring(r[3]))
+            end
+            if mt == chain_mt then
+                assert.is_false(ok_many)
+                assert.is_truthy(tostring(err_many):find("chain 1 is not an ik chain", 1, true), tostring(err_many))
+                assert.is_false(ok_rig)
+                assert.is_truthy(tostring(err_rig):find("chain 1 is not an ik chain", 1, true), tostring(err_rig))
+                assert.is_false(ok_attach)
+                assert.is_truthy(tostring(err_attach):find("ik chain expected", 1, true), tostring(err_attach))
+            end
+        end
+        -- each works as before with its own metatable back
+        assert.are.equal(2, c2:effector())
+        assert.are.equal(1, #rig3)
+        assert.is_true((rig2:solve()))
     end)
 
     it("a rig's methods refuse a chain, and a chain's refuse a rig", function()

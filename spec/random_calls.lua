@@ -37,6 +37,11 @@
 --     parent is now ("never stale"): its joint 1 is its parent's joint j, to the bit, and
 --     its base frame is the parent's frame there turned by the offset it was attached with.
 --
+-- Every M.GC_EVERY calls, a round of detach, collect, re-attach outside the pool (see
+-- M.gc_round): after each full collection exactly what the chains and rigs still held need
+-- is alive, and every attached chain is on its parent. tools/random_calls.lua can run it all
+-- with LuaJIT's compiler off (JIT=off), so the FFI fast paths run interpreted.
+--
 -- Some calls are "blind" (nothing read before them, nor after them below the chains they
 -- are given), sometimes in streaks, so calls meet chains whose caches a parent's change left
 -- stale, as a program's calls do.
@@ -1139,8 +1144,8 @@ end
 -- The API. Each entry: name; self = nil (a module function), "any", 2 or 3 (the chains it
 -- is for) or "rig"; args = a list of kinds, "?" marking an optional one (absent or nil), or
 -- a function of the dimension returning that list; no_more = the position (self is 0) from
--- which every argument must be nil (2D calls that take fewer numbers), or a function of
--- the dimension; check(ctx, args, n) = a rule checked after the arguments (returns the bad
+-- which every argument must be nil (after the last one the call takes: one rule in 2D and
+-- 3D), or a function of the dimension; check(ctx, args, n) = a rule checked after the arguments (returns the bad
 -- position, 0 for self); keeps = what a successful call leaves as it was on self (parts of
 -- a snapshot); post(call, ret) = what a successful call returned and did (nil or why);
 -- make(ctx, mode) and predict(ctx, args, n) replace the generic arguments and oracle.
@@ -1152,8 +1157,8 @@ local POSE_KEEPS = { "base", "len", "w", "settings", "goal", "limits", "parent",
 local function target_args()
     return { "target" }
 end
-local function no_more_2d(at)
-    return function(dim) return dim == 2 and at or nil end
+local function no_more_dim(at2, at3)
+    return function(dim) return dim == 2 and at2 or at3 end
 end
 
 -- Reshapes the valid arguments of a stateless two-bone solve (positions of the lengths and
@@ -1246,7 +1251,8 @@ M.OPS = {
     -- construction
     { name = "chain2d", args = { "lengths", "?coord", "?coord", "?angle" }, no_more = 5, no_more_first = true,
         creates = 2, weight = 3 },
-    { name = "chain3d", args = { "lengths", "?coord", "?coord", "?coord", "?quat" }, creates = 3, weight = 3 },
+    { name = "chain3d", args = { "lengths", "?coord", "?coord", "?coord", "?quat" }, no_more = 9, no_more_first = true,
+        creates = 3, weight = 3 },
     { name = "chain2d_points", special = "points", creates = 2, weight = 2 },
     { name = "chain3d_points", special = "points", creates = 3, weight = 2 },
     -- many chains at once, and rigs: made and judged by hand (see run())
@@ -1287,7 +1293,7 @@ M.OPS = {
             if dim == 2 then return { "coord", "coord", "?angle" } end
             return { "coord", "coord", "coord", "?quat_finite" }
         end,
-        no_more = no_more_2d(4),
+        no_more = no_more_dim(4, 8),
         check = function(ctx, args)
             if ctx.entry.parent then return 0 end -- the parent places its base
             if ctx.dim == 3 and args[4] ~= nil and quat_zero({ args[4], args[5], args[6], args[7] }) then
@@ -1334,7 +1340,7 @@ M.OPS = {
                 return "pole is there on a 2D chain, or missing on a 3D one"
             end
         end },
-    { name = "set_target", self = "any", args = target_args, no_more = no_more_2d(3), keeps = without(ALL, "goal"),
+    { name = "set_target", self = "any", args = target_args, no_more = no_more_dim(3, 4), keeps = without(ALL, "goal"),
         post = "set_target" },
     { name = "target", self = "any", args = {}, keeps = ALL,
         post = returns(function(s)
@@ -1863,6 +1869,196 @@ local H = {
     check_stateless = check_stateless,
 }
 
+-- ---------------------------------------------------------------------------------------
+-- Detach, collect, re-attach: a round outside the pool and its model, made every
+-- M.GC_EVERY calls with a generator of its own (so the calls' sequence is the same with or
+-- without it). A random forest of chains (attached to random joints of earlier ones, some
+-- clones, a rig over a subtree) of which a random few are held; then, each followed by one
+-- full collection: as made, after some detaches, after re-attaching the held free chains to
+-- new or surviving chains. After each collection exactly what the held ones need is alive
+-- (a chain its parents up to its root, a rig its chains): nothing more after ONE
+-- collection in any VM, nothing less (an attached chain reads its place on its parent, to
+-- the bit). Chains and rigs are touched only in the helpers below, whose frames are gone
+-- when the round collects: a stack slot would keep them alive.
+
+M.GC_EVERY = 1000
+
+-- The forest: nodes[k] = { dim, n, parent = index or nil, joint, kind = "chain" | "clone" |
+-- "rig", chains = list of indices (a rig) }; objects in weak (weak values), the held ones in
+-- held (strong).
+local function gc_build(ik, g, nodes, weak, held)
+    local objects = {} -- held while building: a collection could come between two calls
+    local dim = g.int(2, 3)
+    local make = dim == 2 and ik.chain2d or ik.chain3d
+    local count = g.pick({ 1, 2, 5, 20, 60 })
+    for _ = 1, count do
+        local n = g.int(1, 3)
+        local lengths = {}
+        for i = 1, n do lengths[i] = g.pick({ 1, 0.5, 2 }) end
+        local c = make(lengths)
+        local node = { dim = dim, n = n, kind = "chain" }
+        local last = #nodes
+        if last > 0 and g.chance(0.85) then
+            -- mostly the chain made just before: deep hierarchies
+            local p = g.chance(0.7) and last or g.int(1, last)
+            if nodes[p].kind ~= "rig" then
+                node.parent, node.joint = p, g.int(1, nodes[p].n + 1)
+                c:attach(objects[p], node.joint)
+            end
+        end
+        nodes[last + 1], objects[last + 1] = node, c
+        if g.chance(0.1) then -- a clone hangs on the same parent
+            nodes[#nodes + 1] = { dim = dim, n = n, kind = "clone", parent = node.parent, joint = node.joint }
+            objects[#nodes] = c:clone()
+        end
+    end
+    if g.chance(0.5) then -- a rig over a chain and everything below it
+        local root = g.int(1, #nodes)
+        while nodes[root].kind == "rig" do root = root - 1 end
+        local list, in_rig = { objects[root] }, { [root] = true }
+        local members = { root }
+        for k = root + 1, #nodes do
+            local p = nodes[k].parent
+            if p and in_rig[p] and nodes[k].kind == "chain" then
+                in_rig[k] = true
+                list[#list + 1] = objects[k]
+                members[#members + 1] = k
+            end
+        end
+        nodes[#nodes + 1] = { kind = "rig", chains = members }
+        objects[#nodes] = ik.rig(list)
+    end
+    for k = 1, #nodes do
+        weak[k] = objects[k]
+        if g.chance(0.15) then held[k] = objects[k] end
+    end
+end
+
+-- What must be alive: the held nodes and what they need.
+local function gc_needed(nodes, held)
+    local need = {}
+    local function mark(k)
+        while k and not need[k] do
+            need[k] = true
+            local node = nodes[k]
+            if node.kind == "rig" then
+                for _, m in ipairs(node.chains) do mark(m) end
+                return
+            end
+            k = node.parent
+        end
+    end
+    for k in pairs(held) do mark(k) end
+    return need
+end
+
+-- nil when exactly what is needed is alive, and each alive chain is on its parent; else why.
+local function gc_check(nodes, weak, held, what)
+    local need = gc_needed(nodes, held)
+    for k, node in ipairs(nodes) do
+        local o = weak[k]
+        if need[k] and o == nil then
+            return fmt("%s: %s %d was collected, but a held one needs it", what, node.kind, k)
+        elseif not need[k] and o ~= nil then
+            return fmt("%s: %s %d is alive after a full collection, but nothing held needs it", what, node.kind, k)
+        end
+        if o ~= nil and node.kind ~= "rig" then
+            local p, j = o:parent()
+            if node.parent == nil then
+                if p ~= nil then return fmt("%s: chain %d has a parent, none expected", what, k) end
+            elseif p ~= weak[node.parent] or j ~= node.joint then
+                return fmt("%s: chain %d's parent() is not chain %d at joint %d", what, k, node.parent, node.joint)
+            else
+                local a = { o:joint(1) }
+                local b = { p:joint(j) }
+                for d = 1, node.dim do
+                    if not same(a[d], b[d]) then
+                        return fmt("%s: chain %d's joint 1 is not chain %d's joint %d", what, k, node.parent, j)
+                    end
+                end
+            end
+        end
+    end
+end
+
+-- Detaches some alive chains; returns how many.
+local function gc_detach(g, nodes, weak)
+    local count = 0
+    for k, node in ipairs(nodes) do
+        local o = weak[k]
+        if o ~= nil and node.parent and node.kind ~= "rig" and g.chance(0.3) then
+            o:detach()
+            node.parent, node.joint = nil, nil
+            count = count + 1
+        end
+    end
+    return count
+end
+
+-- Whether node a is node b or hangs below it.
+local function gc_below(nodes, a, b)
+    while a do
+        if a == b then return true end
+        a = nodes[a].parent
+    end
+    return false
+end
+
+-- Attaches each held free chain to a new chain (perhaps where a collected one was) or to an
+-- alive chain not below it; the new chains are not held: their children keep them.
+local function gc_reattach(ik, g, nodes, weak, held)
+    for k in pairs(held) do
+        local node = nodes[k]
+        if node.kind ~= "rig" and node.parent == nil and g.chance(0.7) then
+            local target, parent
+            if g.chance(0.5) then
+                local n = g.int(1, 3)
+                local lengths = {}
+                for i = 1, n do lengths[i] = 1 end
+                nodes[#nodes + 1] = { dim = node.dim, n = n, kind = "chain" }
+                target = #nodes
+                parent = node.dim == 2 and ik.chain2d(lengths) or ik.chain3d(lengths)
+                weak[target] = parent
+            else
+                for m, other in ipairs(nodes) do
+                    local o = weak[m]
+                    if o ~= nil and other.kind ~= "rig" and other.dim == node.dim and not gc_below(nodes, m, k) then
+                        target, parent = m, o
+                    end
+                end
+            end
+            if target then
+                node.parent, node.joint = target, g.int(1, nodes[target].n + 1)
+                held[k]:attach(parent, node.joint)
+            end
+        end
+    end
+end
+
+local function gc_collect()
+    collectgarbage("collect")
+end
+
+-- One round; nil, or why it failed.
+function M.gc_round(ik, g)
+    local nodes, weak, held = {}, setmetatable({}, { __mode = "v" }), {}
+    gc_build(ik, g, nodes, weak, held)
+    gc_collect()
+    local why = gc_check(nodes, weak, held, "as made")
+    if why then return why end
+    gc_detach(g, nodes, weak)
+    gc_collect()
+    why = gc_check(nodes, weak, held, "after detaches")
+    if why then return why end
+    gc_reattach(ik, g, nodes, weak, held)
+    gc_collect()
+    why = gc_check(nodes, weak, held, "after re-attaching")
+    if why then return why end
+    for k in pairs(held) do held[k] = nil end
+    gc_collect()
+    return gc_check(nodes, weak, held, "once nothing is held")
+end
+
 function M.run(opts)
     local getmt, WRONG_TYPES, rawget, fmt, tostring, show, EXTRAS, KINDS, type, pack, min, same, abs,
         pi, adist, qsame, rawequal, select, qmul, EDGES, random_real, NAN, huge, DBL_MAX, proxy,
@@ -1885,6 +2081,7 @@ function M.run(opts)
     local seed = opts.seed or 1
     local calls = opts.calls or 10000
     local r = M.rng(seed)
+    local gc_rng = M.rng(seed + 7919) -- M.gc_round's own
     local chain_mt = getmt(ik.chain2d({ 1 }))
     local methods = chain_mt.__index
     local rig_mt = getmt(ik.rig({ ik.chain2d({ 1 }) }))
@@ -2060,13 +2257,14 @@ function M.run(opts)
         elseif mode == "extra" or (mode == "bad" and #slots == 0) then
             n = add_extras(args, n)
         end
-        -- the oracle: absent optional slots are fine, present ones are checked
+        -- the oracle: absent optional slots (every value nil) are fine, present ones are
+        -- checked whole (a quaternion given in part too)
         local bad
-        -- (checked first, it is chain2d's: every argument from 5 on)
+        -- (checked first, it is chain2d's and chain3d's: every argument after their last)
         if no_more and no_more_first then bad = first_not_nil(args, no_more, n) end
         for _, slot in ipairs(layout) do
             if bad then break end
-            if not (slot.optional and args[slot.pos] == nil) then
+            if not (slot.optional and first_not_nil(args, slot.pos, slot.pos + slot.width - 1) == nil) then
                 local values = {}
                 for k = 1, slot.width do values[k] = args[slot.pos + k - 1] end
                 local offset = slot.kind.check(values, ctx)
@@ -2217,7 +2415,7 @@ function M.run(opts)
         if mode == "missing" or (mode == "clean" and r.chance(0.15)) then
             args, n = {}, r.int(0, 2) -- no coordinates, perhaps nils: the kept goal
         else
-            args, n, bad = make_args({ "target" }, ctx, mode, ctx.dim == 2 and 3 or nil)
+            args, n, bad = make_args({ "target" }, ctx, mode, ctx.dim + 1)
         end
         if first_not_nil(args, 1, n) == nil then
             if not e.has_target then return args, n, 1 end
@@ -2393,11 +2591,15 @@ function M.run(opts)
             if args[3] ~= nil and not finite_number(args[3]) then return args, n, 3 end
             local extra = first_not_nil(args, 4, n)
             if extra then return args, n, extra end
-        elseif args[3] ~= nil then
+        else
             local q = { args[3], args[4], args[5], args[6] }
-            local k = quat_finite(q)
-            if k then return args, n, 2 + k end
-            if quat_zero(q) then return args, n, 3 end
+            if first_not_nil(q, 1, 4) then -- given, if only in part
+                local k = quat_finite(q)
+                if k then return args, n, 2 + k end
+                if quat_zero(q) then return args, n, 3 end
+            end
+            local extra = first_not_nil(args, 7, n)
+            if extra then return args, n, extra end
         end
         if e.parent then return args, n, 0 end -- detach it first
         if below(pe, e) then event("attach: a cycle refused"); return args, n, 1 end -- a cycle
@@ -3670,6 +3872,13 @@ function M.run(opts)
                     end
                 end
             end
+        end
+
+        -- detach, collect, re-attach, outside the pool (see M.gc_round)
+        if step % M.GC_EVERY == 0 then
+            event("detach, collect, re-attach round")
+            local why = M.gc_round(ik, gc_rng)
+            if why then fail(step, "detach, collect, re-attach: " .. why) end
         end
 
         -- never stale: every attached chain of the pool on its parent as it is now

@@ -159,6 +159,58 @@ describe("attached chains", function()
     end)
 end)
 
+describe("a hierarchy no one holds", function()
+    -- Chains 50 deep, each attached to the one before, a clone of the deepest (it hangs on
+    -- the same parent) and a rig over them all, made in a function of their own so that
+    -- no stack slot keeps them; returns a weak table of them all and how many there are.
+    local DEPTH = 50
+    local function hierarchy(dim)
+        local weak = setmetatable({}, { __mode = "v" })
+        local make = dim == 2 and ik.chain2d or ik.chain3d
+        local chains = { make({ 1, 1 }) }
+        for k = 2, DEPTH do
+            chains[k] = make({ 1, 1 })
+            chains[k]:attach(chains[k - 1], 3)
+        end
+        for k = 1, DEPTH do weak[k] = chains[k] end
+        weak[DEPTH + 1] = chains[DEPTH]:clone()
+        weak[DEPTH + 2] = ik.rig(chains)
+        return weak, DEPTH + 2
+    end
+
+    for _, dim in ipairs({ 2, 3 }) do
+        it(dim .. "D: 50 chains deep, a clone and a rig over them are freed by one full collection (Lua 5.1 and LuaJIT freed a level a collection)", function()
+            local weak, n = hierarchy(dim)
+            collectgarbage("collect")
+            local left = 0
+            for k = 1, n do
+                if weak[k] ~= nil then left = left + 1 end
+            end
+            assert.are.equal(0, left)
+        end)
+    end
+
+    it("what a held chain or rig needs is kept: its parents up to the root, a rig's chains", function()
+        local weak, n = hierarchy(2)
+        local tip, clone, rig = weak[DEPTH], weak[DEPTH + 1], weak[DEPTH + 2]
+        collectgarbage("collect")
+        collectgarbage("collect")
+        for k = 1, n do assert.is_not_nil(weak[k], k) end
+        rig = nil
+        tip:detach() -- now only the clone holds chain DEPTH - 1, and through it the rest
+        collectgarbage("collect")
+        collectgarbage("collect")
+        assert.is_nil(weak[DEPTH + 2])
+        for k = 1, DEPTH - 1 do assert.is_not_nil(weak[k], k) end
+        assert.are.equal(2 * (DEPTH - 1), (clone:joint(1))) -- on the tip of chain DEPTH - 1
+        clone:detach()
+        collectgarbage("collect")
+        for k = 1, DEPTH - 1 do assert.is_nil(weak[k], k) end
+        assert.are.equal(tip, weak[DEPTH])
+        assert.are.equal(clone, weak[DEPTH + 1])
+    end)
+end)
+
 -- A humanoid: a 3-bone spine (the root, up from the hips), two 2-bone arms and a 2-bone
 -- neck on its top, two 2-bone legs on its base: a body about 10 units tall.
 local function humanoid(dim)

@@ -48,13 +48,13 @@ describe_posix("require('ik') with a build for another Lua", function()
     local cases = {
         -- host, build, what the host is called, its build's make target, the loader's words
         { "luajit", "lua5.4", "in LuaJIT 2.1", "`make luajit` (build/luajit/ik/core.so)",
-            "undefined symbol: lua_newuserdatauv" },
-        { "lua5.4", "luajit", "in Lua 5.4", "`make` (ik/core.so)", "undefined symbol: lua_objlen" },
+            "undefined symbol: lua_newuserdatauv|lua_getiuservalue|lua_setiuservalue" },
+        { "lua5.4", "luajit", "in Lua 5.4", "`make` (ik/core.so)", "undefined symbol: lua_objlen|lua_replace" },
         { "lua5.1", "luajit", "in Lua 5.1", "`make lua5.1` (build/lua5.1/ik/core.so)",
             "undefined symbol: luaL_setfuncs" },
         { "lua5.4", "lua5.3", "in Lua 5.4", "`make` (ik/core.so)", "undefined symbol: lua_newuserdata" },
         { "luajit", "lua5.2", "in LuaJIT 2.1", "`make luajit` (build/luajit/ik/core.so)",
-            "undefined symbol: lua_rawlen" },
+            "undefined symbol: lua_rawlen|lua_setuservalue|lua_getuservalue" },
         { "lua5.2", "lua5.1", "in Lua 5.2", "`make lua5.2` (build/lua5.2/ik/core.so)",
             "undefined symbol: lua_objlen" },
         -- These two load; luaopen_ik_core's check stops them.
@@ -72,7 +72,18 @@ describe_posix("require('ik') with a build for another Lua", function()
             has(out, "which needs the ")
             has(out, target)
             has(out, "The loader said:\n")
-            has(out, loader)
+            -- "undefined symbol: a|b": the loader names the first symbol it cannot resolve,
+            -- which of those the build needs depends on the linker's order
+            local prefix, names = loader:match("^(undefined symbol: )(.*)$")
+            if prefix then
+                local found = false
+                for name in names:gmatch("[^|]+") do
+                    found = found or out:find(prefix .. name, 1, true) ~= nil
+                end
+                assert.is_true(found, ("%q not in:\n%s"):format(loader, out))
+            else
+                has(out, loader)
+            end
             has(out, "exit status 0\n")
         end)
     end

@@ -51,11 +51,72 @@ static inline void ik_compat_setfuncs(lua_State *L, const luaL_Reg *l, int nup)
 #define ik_lua_rawlen(L, idx) lua_rawlen((L), (idx))
 #endif
 
-/* A chain userdata needs no user values; 5.4's lua_newuserdata would reserve one. */
+/* A scratch userdata needs no user values; 5.4's lua_newuserdata would reserve one. */
 #if LUA_VERSION_NUM >= 504
 #define ik_lua_newuserdata(L, size) lua_newuserdatauv((L), (size), 0)
 #else
 #define ik_lua_newuserdata(L, size) lua_newuserdata((L), (size))
+#endif
+
+/*
+ * The one Lua value a chain or a rig keeps alive (a child chain its parent, a rig the table
+ * of its chains), held by the userdata itself: its user value, in 5.1 and LuaJIT its
+ * environment. The collector reaches the value only through the userdata, so a hierarchy
+ * no one holds is freed in one cycle in every VM. (A weak-keyed table, keyed by the
+ * userdata, does that only where weak keys are ephemerons, 5.2 on: Lua 5.1 and LuaJIT mark
+ * the values of such a table as long as the entry is there, so a chain of 50 parents took 50
+ * full collections.)
+ *   ik_lua_newbox(L, size)   a userdata with room for the kept value (none at first)
+ *   ik_lua_setkept(L, idx)   pops a value: the kept value of the userdata at idx (nil: none)
+ *   ik_lua_getkept(L, idx)   pushes the kept value of the userdata at idx (nil: none)
+ * idx is a positive index. 5.4's user values and 5.3's take any value; 5.2's user value and
+ * 5.1's environment must be a table, so there the value goes in one, at [1].
+ */
+#if LUA_VERSION_NUM >= 504
+#define ik_lua_newbox(L, size) lua_newuserdatauv((L), (size), 1)
+#define ik_lua_setkept(L, idx) ((void)lua_setiuservalue((L), (idx), 1))
+#define ik_lua_getkept(L, idx) ((void)lua_getiuservalue((L), (idx), 1))
+#elif LUA_VERSION_NUM == 503
+#define ik_lua_newbox(L, size) lua_newuserdata((L), (size))
+#define ik_lua_setkept(L, idx) lua_setuservalue((L), (idx))
+#define ik_lua_getkept(L, idx) ((void)lua_getuservalue((L), (idx)))
+#else
+#define ik_lua_newbox(L, size) lua_newuserdata((L), (size))
+
+static inline void ik_lua_setkept(lua_State *L, int idx)
+{
+    lua_createtable(L, 1, 0);
+    lua_pushvalue(L, -2);
+    lua_rawseti(L, -2, 1);
+#if LUA_VERSION_NUM == 502
+    lua_setuservalue(L, idx);
+#else
+    lua_setfenv(L, idx);
+#endif
+    lua_pop(L, 1);
+}
+
+/* A 5.1 userdata's environment is, until set, the creating function's (_G): only read it
+   once set, as the binding does (it reads a chain's only when the core says it has a
+   parent, a rig's always set). */
+static inline void ik_lua_getkept(lua_State *L, int idx)
+{
+#if LUA_VERSION_NUM == 502
+    lua_getuservalue(L, idx);
+#else
+    lua_getfenv(L, idx);
+#endif
+    if (lua_istable(L, -1)) lua_rawgeti(L, -1, 1);
+    else lua_pushnil(L);
+    /* 5.2: lua_copy, not lua_replace, a function in 5.2 but a macro in 5.3: a 5.2 build
+       would not even load in 5.3 for the version check to say why (see the top) */
+#if LUA_VERSION_NUM == 502
+    lua_copy(L, -1, -2);
+    lua_pop(L, 1);
+#else
+    lua_replace(L, -2);
+#endif
+}
 #endif
 
 /*

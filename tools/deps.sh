@@ -13,9 +13,10 @@ if [ "${1:-}" = --no-install-recommends ]; then
     shift
 fi
 
-# Lua 5.4 and LuaJIT are the main hosts; 5.1, 5.2 and 5.3 are built and tested too.
+# Lua 5.4 and LuaJIT are the main hosts; 5.1, 5.2 and 5.3 are built and tested too. zip:
+# the test inside LÖVE (spec/love/) makes a .love.
 packages="make gcc lua5.4 liblua5.4-dev luajit libluajit-5.1-dev lua5.1 liblua5.1-0-dev lua5.2
-    liblua5.2-dev lua5.3 liblua5.3-dev lua-busted $*"
+    liblua5.2-dev lua5.3 liblua5.3-dev lua-busted zip $*"
 
 if ! command -v dpkg-query >/dev/null 2>&1; then
     echo "deps.sh: not a Debian system; make sure the equivalents of these are installed:" >&2

@@ -1,7 +1,10 @@
 -- The long run of the randomized API test (spec/random_calls.lua): `make fuzz-lua` runs it
--- under Lua 5.4 and LuaJIT with the same seed.
+-- under Lua 5.4, LuaJIT and LuaJIT with its compiler off, with the same seed.
 --   lua5.4 tools/random_calls.lua SEED [CALLS]     (from the repository root)
 --   IK_CPATH="build/luajit/?.so" luajit tools/random_calls.lua SEED [CALLS]
+--   JIT=off IK_CPATH="build/luajit/?.so" luajit tools/random_calls.lua SEED [CALLS]
+--     (jit.off() after require: the FFI fast paths run interpreted, as in code the JIT
+--     does not compile)
 -- Prints the seed first, a progress line every 100,000 calls, then the totals, how often the
 -- run reached the situations it is made for, and the known bugs of src/ it steered clear of.
 -- On a failure it prints the failing call, why, and the calls before it, and exits 1; the
@@ -20,6 +23,10 @@ if not seed then
     os.exit(2)
 end
 local vm = jit and jit.version or _VERSION
+if jit and os.getenv("JIT") == "off" then
+    jit.off()
+    vm = vm .. " (JIT off)"
+end
 
 print(("fuzz-lua: %s, seed %d, %d calls (replay: make fuzz-lua SEED=%d CALLS=%d)"):format(vm, seed, calls, seed, calls))
 local missing = fuzz.uncovered(ik)

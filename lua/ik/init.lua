@@ -13,7 +13,10 @@ local function needed_build()
     if type(jit) == "table" then
         local host = tostring(jit.version)
         if type(love) == "table" and type(love.getVersion) == "function" then
-            host = ("LÖVE %d.%d, %s"):format(love.getVersion(), host)
+            -- getVersion returns major, minor, revision, codename: name the two wanted, as
+            -- the format given the call would take only the first.
+            local major, minor = love.getVersion()
+            host = ("LÖVE %s.%s, %s"):format(tostring(major), tostring(minor), host)
         end
         if jit.os == "Windows" then
             return host, "the LuaJIT build for Windows: `make windows` (build/windows/ik/core.dll)"
@@ -73,11 +76,17 @@ typedef struct {
     int (*solve_many)(ik_ffi_chain *const *, int, const double *, int *, ik_ffi_result *, int *);
     void (*update)(ik_ffi_chain *);
 } ik_ffi_api;
-typedef union { ik_ffi_chain *chain; ik_ffi_rig *rig; double align; } ik_ffi_box;
+typedef struct { union { ik_ffi_chain *chain; ik_ffi_rig *rig; }; unsigned tag; } ik_ffi_box;
 ]])
 
 local api_ptr, methods, rig_methods = core._ffi()
 local api = ffi.cast("const ik_ffi_api *", api_ptr)
+-- Every entry point read once into a local: reading a function pointer out of the struct
+-- makes a new cdata each time, 24 bytes of garbage a call when the code runs interpreted
+-- (jit.off(), or a trace that aborts); the JIT would sink it, the interpreter cannot.
+local api_count, api_dim, api_update, api_positions = api.count, api.dim, api.update, api.positions
+local api_set_angle, api_set_target, api_rig_solve = api.set_angle, api.set_target, api.rig_solve
+local api_two_bone, api_solve_many = api.two_bone, api.solve_many
 local floor = math.floor
 local MAX = 1e300 -- IK_MAX_COORD: abs(x) <= MAX is false for NaN and the infinities too
 
@@ -115,8 +124,8 @@ end
 
 local function register(ud)
     chain_of[ud] = ffi.cast("ik_ffi_box *", ud).chain
-    dim_of[ud] = api.dim(chain_of[ud])
-    joints_of[ud] = api.positions(chain_of[ud])
+    dim_of[ud] = api_dim(chain_of[ud])
+    joints_of[ud] = api_positions(chain_of[ud])
     return ud
 end
 
@@ -180,10 +189,10 @@ do
     methods.joint = function(self, i, ...)
         local p = chain_of[self]
         if p ~= nil then
-            local k = index(i, api.count(p) + 1)
+            local k = index(i, api_count(p) + 1)
             if k then
                 local pos, d = joints_of[self], dim_of[self]
-                api.update(p)
+                api_update(p)
                 k = k * d
                 if d == 2 then return pos[k], pos[k + 1] end
                 return pos[k], pos[k + 1], pos[k + 2]
@@ -200,8 +209,8 @@ do
         local p = chain_of[self]
         if p ~= nil then
             local pos, d = joints_of[self], dim_of[self]
-            local k = api.count(p) * d
-            api.update(p)
+            local k = api_count(p) * d
+            api_update(p)
             if d == 2 then return pos[k], pos[k + 1] end
             return pos[k], pos[k + 1], pos[k + 2]
         end
@@ -215,9 +224,9 @@ do
     methods.positions = function(self, t, ...)
         local p = chain_of[self]
         if p ~= nil and (t == nil or type(t) == "table") then
-            local m = (api.count(p) + 1) * dim_of[self]
+            local m = (api_count(p) + 1) * dim_of[self]
             local pos = joints_of[self]
-            api.update(p)
+            api_update(p)
             t = t or {}
             for k = 1, m do rawset(t, k, pos[k - 1]) end
             local k = m + 1
@@ -238,7 +247,7 @@ local function angle_path(name)
     methods[name] = function(self, i, ...)
         local p = chain_of[self]
         if p ~= nil and dim_of[self] == 2 then
-            local k = index(i, api.count(p))
+            local k = index(i, api_count(p))
             if k and entry(p, k, out2) == 0 then return out2[0] end
         end
         local a = rethrow(name, pcall(slow, self, i, ...))
@@ -253,8 +262,8 @@ do
     methods.set_angle = function(self, i, a, ...)
         local p = chain_of[self]
         if p ~= nil and dim_of[self] == 2 and type(a) == "number" and a - a == 0 then
-            local k = index(i, api.count(p))
-            if k and api.set_angle(p, k, a + 0.0) == 0 then return end
+            local k = index(i, api_count(p))
+            if k and api_set_angle(p, k, a + 0.0) == 0 then return end
         end
         rethrow("set_angle", pcall(slow, self, i, a, ...))
     end
@@ -266,7 +275,7 @@ local function rotation_path(name)
     methods[name] = function(self, i, ...)
         local p = chain_of[self]
         if p ~= nil and dim_of[self] == 3 then
-            local k = index(i, api.count(p))
+            local k = index(i, api_count(p))
             if k and entry(p, k, out) == 0 then return out[0], out[1], out[2], out[3] end
         end
         local a, b, c, d = rethrow(name, pcall(slow, self, i, ...))
@@ -283,10 +292,10 @@ do
         if p ~= nil and extra == nil and select("#", ...) == 0 and is_coord(x) and is_coord(y) then
             target[0], target[1] = x + 0.0, y + 0.0
             if dim_of[self] == 2 then
-                if z == nil and api.set_target(p, target) == 0 then return end
+                if z == nil and api_set_target(p, target) == 0 then return end
             elseif is_coord(z) then
                 target[2] = z + 0.0
-                if api.set_target(p, target) == 0 then return end
+                if api_set_target(p, target) == 0 then return end
             end
         end
         rethrow("set_target", pcall(slow, self, x, y, z, extra, ...))
@@ -297,7 +306,7 @@ do
     local slow = rig_methods.solve
     rig_methods.solve = function(self, extra, ...)
         local r = rig_of[self]
-        if r ~= nil and extra == nil and select("#", ...) == 0 and api.rig_solve(r, result) == 0 then
+        if r ~= nil and extra == nil and select("#", ...) == 0 and api_rig_solve(r, result) == 0 then
             return result.reached ~= 0, result.distance, result.iterations
         end
         local a, b, c = rethrow("solve", pcall(slow, self, extra, ...))
@@ -312,6 +321,13 @@ do
     local slow = core.solve_many
     local cap, chains_at, targets_at, results_at = 0, nil, nil, nil
     local count_at, failed_at = ffi.new("int[1]"), ffi.new("int[1]")
+    -- The results read through int and double views of their array, by index: in the
+    -- interpreter results_at[k - 1] would make a struct reference cdata per chain.
+    local ints_at, doubles_at
+    local INTS, DOUBLES = ffi.sizeof("ik_ffi_result") / 4, ffi.sizeof("ik_ffi_result") / 8
+    local REACHED = ffi.offsetof("ik_ffi_result", "reached") / 4
+    local DISTANCE = ffi.offsetof("ik_ffi_result", "distance") / 8
+    local ITERATIONS = ffi.offsetof("ik_ffi_result", "iterations") / 4
     local function plain(t) return type(t) == "table" and getmetatable(t) == nil end
     local function fillable(t) return t == nil or type(t) == "table" end
     core.solve_many = function(chains, targets, reached, distances, iterations, ...)
@@ -323,6 +339,7 @@ do
                 chains_at = ffi.new("ik_ffi_chain *[?]", cap)
                 targets_at = ffi.new("double[?]", 3 * cap)
                 results_at = ffi.new("ik_ffi_result[?]", cap)
+                ints_at, doubles_at = ffi.cast("int *", results_at), ffi.cast("double *", results_at)
             end
             for k = 1, n do
                 local c = chains[k]
@@ -344,12 +361,11 @@ do
                     targets_at[k - 1] = v + 0.0
                 end
             end
-            if ok and api.solve_many(chains_at, n, targets and targets_at or nil, count_at, results_at, failed_at) == 0 then
+            if ok and api_solve_many(chains_at, n, targets and targets_at or nil, count_at, results_at, failed_at) == 0 then
                 for k = 1, n do
-                    local r = results_at[k - 1]
-                    if reached then rawset(reached, k, r.reached ~= 0) end
-                    if distances then rawset(distances, k, r.distance) end
-                    if iterations then rawset(iterations, k, r.iterations) end
+                    if reached then rawset(reached, k, ints_at[(k - 1) * INTS + REACHED] ~= 0) end
+                    if distances then rawset(distances, k, doubles_at[(k - 1) * DOUBLES + DISTANCE]) end
+                    if iterations then rawset(iterations, k, ints_at[(k - 1) * INTS + ITERATIONS]) end
                 end
                 return count_at[0]
             end
@@ -364,8 +380,8 @@ do
     core.two_bone = function(l1, l2, x, y, bend, ...)
         if type(l1) == "number" and type(l2) == "number" and type(x) == "number" and type(y) == "number"
             and (bend == nil or bend == 1 or bend == -1)
-            and api.two_bone(l1 + 0.0, l2 + 0.0, x + 0.0, y + 0.0, bend or 1, out, out + 1, flag) == 0 then
-            return out[0], out[1], flag[0] ~= 0
+            and api_two_bone(l1 + 0.0, l2 + 0.0, x + 0.0, y + 0.0, bend or 1, out, out2, flag) == 0 then
+            return out[0], out2[0], flag[0] ~= 0
         end
         local a, b, c = rethrow("two_bone", pcall(slow, l1, l2, x, y, bend, ...))
         return a, b, c

@@ -4,7 +4,8 @@
 -- the module found is that copy, runs every solver in 2D and 3D, the stateless solves and
 -- solve_many, rigs (a humanoid and a spider, 2D and 3D, reaching goals from a straight
 -- start), the misuse checks (every error is a "bad argument" error and changes nothing)
--- and that solving, a rig's solve included, allocates nothing; prints a line per test and
+-- and that solving, a rig's solve included, allocates nothing; that a game whose ik.core
+-- cannot load (none, a .love, ik under lib/) gets ik's explanation; prints a line per test and
 -- then `N passed, N failed`, and quits with exit status 0 only when every test passed.
 
 local passed, failed = 0, 0
@@ -481,6 +482,70 @@ test("module-level misuse is a bad argument error", function()
         local ok, err = pcall(f)
         check(not ok and is_argerror(err), "case %d: %s", k, tostring(err))
     end
+end)
+
+-- ---------------------------------------------------------------------------------------
+-- When ik.core cannot load, in LÖVE itself: require must raise ik's explanation (which LÖVE,
+-- which build it needs, what the loader said), not an error of its own making. Three games a
+-- user could ship are made in a temporary directory, each run by a child `love` (headless,
+-- this folder's conf.lua) from that directory, so no package.cpath entry of the repository
+-- can find a build: a game folder without ik/core.so; the same game zipped into a .love
+-- with the core.so in it (LÖVE loads no C module from inside an archive); and a game that
+-- keeps ik in lib/ and requires "lib.ik" (ik.core is then looked for as ik/core.so).
+
+local function quote(s)
+    return "'" .. s:gsub("'", "'\\''") .. "'"
+end
+
+local function write(path, text)
+    local f = assert(io.open(path, "wb"))
+    f:write(text)
+    f:close()
+end
+
+-- sh(command): what it printed (both streams).
+local function sh(command)
+    local p = assert(io.popen(command .. " 2>&1"))
+    local out = p:read("*a")
+    p:close()
+    return out
+end
+
+local function game(dir, module, with_core)
+    local prefix = module == "lib.ik" and "lib/" or ""
+    sh(("mkdir -p %s"):format(quote(dir .. "/" .. prefix .. "ik")))
+    write(dir .. "/conf.lua", assert(love.filesystem.read("conf.lua")))
+    write(dir .. "/main.lua", ([[
+local ok, err = pcall(require, %q)
+print(ok and "require: loaded" or "require failed: " .. tostring(err))
+function love.load() love.event.quit(0) end
+]]):format(module))
+    for _, name in ipairs({ "init.lua", "love.lua", with_core and "core.so" or nil }) do
+        write(dir .. "/" .. prefix .. "ik/" .. name, assert(love.filesystem.read("ik/" .. name)))
+    end
+end
+
+test("require(\"ik\") without a loadable ik.core explains, in LÖVE: no core.so, a .love, lib/ik", function()
+    local tmp = sh("mktemp -d"):match("^(%S+)")
+    check(tmp and tmp:sub(1, 1) == "/", "mktemp -d failed")
+    local major, minor = love.getVersion()
+    local ok, err = pcall(function()
+        game(tmp .. "/no_core", "ik", false)
+        game(tmp .. "/zipped", "ik", true)
+        sh(("cd %s && zip -q -r ../zipped.love ."):format(quote(tmp .. "/zipped")))
+        game(tmp .. "/sub", "lib.ik", true)
+        for _, case in ipairs({ "no_core", "zipped.love", "sub" }) do
+            local out = sh(("cd %s && timeout 60 love %s"):format(quote(tmp), case))
+            local message = out:match("require failed: ([^\n]*)")
+            check(message, "%s: require did not fail:\n%s", case, out)
+            local host = ("in LÖVE %d.%d, LuaJIT"):format(major, minor)
+            check(message:find("ik: the C module ik.core did not load " .. host, 1, true)
+                and message:find("the LuaJIT build: `make luajit`", 1, true),
+                "%s: not ik's explanation: %s", case, message)
+        end
+    end)
+    sh(("rm -rf %s"):format(quote(tmp)))
+    check(ok, "%s", tostring(err))
 end)
 
 -- ---------------------------------------------------------------------------------------
