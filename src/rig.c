@@ -73,6 +73,9 @@ struct ik_rig {
     int *order;     /* [count]: node indices, parents before children */
     int *kid;       /* [count]: node indices, grouped by parent */
     int *dfs;       /* [count]: node indices, each subtree in one run, its root first */
+    int *goals;     /* [count]: the nodes with a goal, in dfs order (set by each solve) */
+    int *goal_at;   /* [count + 1]: for a place in dfs, the first of goals at or after it */
+    int goal_count;
     int limited;    /* chains with limits (set by each solve) */
     /* The joint-space stage's normal equations (see dls_step), rows up to DLS_ROWS. */
     ik_real normal[DLS_ROWS * DLS_ROWS], error[DLS_ROWS], y[DLS_ROWS];
@@ -102,7 +105,7 @@ static size_t rig_size(int count, size_t joints)
     size += ALIGN16(joints * 8 * sizeof(ik_real));
     size += ALIGN16(joints);
     size += ALIGN16((size_t)count * sizeof(rig_node));
-    size += ALIGN16(3 * (size_t)count * sizeof(int));
+    size += ALIGN16((5 * (size_t)count + 1) * sizeof(int));
     return size;
 }
 
@@ -255,6 +258,8 @@ ik_status ik_rig_init(void *memory, size_t size, ik_chain *const *chains, int co
     rig->order = (int *)p;
     rig->kid = rig->order + count;
     rig->dfs = rig->kid + count;
+    rig->goals = rig->dfs + count;
+    rig->goal_at = rig->goals + count;
 
     st = check_tree(rig, chains, count, rig->order, rig->kid, culprit);
     if (st != IK_OK) return st;
@@ -889,6 +894,23 @@ static int finish_limbs(ik_rig *rig, int iterations)
  * turn). Each goal's joint is carried along (eff); forward kinematics at the end.
  */
 
+/* The nodes with a goal at places from..to-1 of rig->dfs, in O(their number). */
+#define FOR_GOALS(rig, g, k, from, to)                                                       \
+    for ((k) = (rig)->goal_at[from];                                                         \
+         (k) < (rig)->goal_count && ((g) = &(rig)->node[(rig)->goals[k]])->pre < (to); (k)++)
+
+/* Lists the nodes with a goal in dfs order (after set_up). */
+static void index_goals(ik_rig *rig)
+{
+    int p;
+    rig->goal_count = 0;
+    for (p = 0; p < rig->count; p++) {
+        rig->goal_at[p] = rig->goal_count;
+        if (rig->node[rig->dfs[p]].end >= 0) rig->goals[rig->goal_count++] = rig->dfs[p];
+    }
+    rig->goal_at[rig->count] = rig->goal_count;
+}
+
 /* The first place in rig->dfs past the chains hanging beyond joint j of node nd. */
 static int beyond_end(const ik_rig *rig, const rig_node *nd, int j)
 {
@@ -901,6 +923,7 @@ static void sweep_bone(ik_rig *rig, rig_node *nd, int i)
     ik_chain *c = nd->chain;
     ik_vec3 p = joint_at(c, i), torque = ik_v3(0, 0, 0);
     ik_real dot = 0;
+    rig_node *g;
     int k, from = nd->end > i ? nd->pre : nd->pre + 1, to = beyond_end(rig, nd, i);
 #define PULL(g)                                                                             \
     do {                                                                                    \
@@ -910,8 +933,7 @@ static void sweep_bone(ik_rig *rig, rig_node *nd, int i)
         torque = ik_v3_add(torque, ik_v3_scale(ik_v3_cross(r_, t_), w_));                   \
         dot += w_ * ik_v3_dot(r_, t_);                                                      \
     } while (0)
-    for (k = from; k < to; k++) /* dfs[pre] is nd itself */
-        if (rig->node[rig->dfs[k]].end >= 0) PULL(&rig->node[rig->dfs[k]]);
+    FOR_GOALS(rig, g, k, from, to) PULL(g); /* dfs[pre] is nd itself */
 #undef PULL
     if (c->dim == 2) {
         ik_real turn = atan2(torque.z, dot), angle, held;
@@ -923,8 +945,7 @@ static void sweep_bone(ik_rig *rig, rig_node *nd, int i)
         if (turn == 0) return;
         ik_chain_set_turn_angle(c, i, held);
         r = ik_v2(cos(turn), sin(turn));
-        for (k = from; k < to; k++) {
-            rig_node *g = &rig->node[rig->dfs[k]];
+        FOR_GOALS(rig, g, k, from, to) {
             ik_vec2 v = ik_v2_rotate(ik_v2(g->eff.x - p.x, g->eff.y - p.y), r);
             if (g->end >= 0) g->eff = ik_v3(p.x + v.x, p.y + v.y, 0);
         }
@@ -942,9 +963,8 @@ static void sweep_bone(ik_rig *rig, rig_node *nd, int i)
             r = ik_q_normalize(ik_q_mul(ik_q_mul(parent, local), ik_q_conj(ik_q_mul(parent, c->rot[i]))));
         }
         c->rot[i] = local;
-        for (k = from; k < to; k++) {
-            rig_node *g = &rig->node[rig->dfs[k]];
-            if (g->end >= 0) g->eff = ik_v3_add(p, ik_q_rotate(r, ik_v3_sub(g->eff, p)));
+        FOR_GOALS(rig, g, k, from, to) {
+            g->eff = ik_v3_add(p, ik_q_rotate(r, ik_v3_sub(g->eff, p)));
         }
     }
     ik_chain_mark_stale(c, i);
@@ -1111,8 +1131,8 @@ static void dls_column_of(const ik_rig *rig, const rig_node *nd, int i, ik_vec3 
     ik_vec3 p = joint_at(nd->chain, i);
     int k, d, to = beyond_end(rig, nd, i);
     col->count = 0;
-    for (k = nd->end > i ? nd->pre : nd->pre + 1; k < to; k++) {
-        const rig_node *g = &rig->node[rig->dfs[k]];
+    const rig_node *g;
+    FOR_GOALS(rig, g, k, nd->end > i ? nd->pre : nd->pre + 1, to) {
         ik_vec3 v;
         if (g->end < 0 || dls_weight(g) == 0) continue;
         v = ik_v3_scale(ik_v3_cross(axis, ik_v3_sub(g->eff, p)), sqrt(dls_weight(g)));
@@ -1508,6 +1528,7 @@ ik_status ik_rig_solve(ik_rig *rig, ik_result *out)
         out->distance = 0;
         return IK_OK;
     }
+    index_goals(rig);
     for (o = 0; o < rig->count; o++) {
         rig_node *nd = &rig->node[o];
         if (nd->chain->settings.max_turn < INFINITY) ik_save_pose(nd->chain);
