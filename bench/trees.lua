@@ -9,6 +9,11 @@
 --                           leg given a goal
 --   ik.rig                   making a rig of C chains attached as a binary tree
 -- A rig's time per iteration is the time of a solve of 4 iterations (tolerance 0) over 4.
+-- The time ratio counts cache misses too (10,000 chains outgrow the caches), and a busy
+-- machine: the work itself is counted by instructions, repeatable under callgrind, e.g.
+-- valgrind --tool=callgrind lua5.4 bench/trees.lua, or a row alone at each size (the
+-- closing note of the change that made these linear gives 4.96x for a read and 5.0x for a
+-- FABRIK rig solve).
 package.path = "lua/?.lua;lua/?/init.lua;" .. package.path
 package.cpath = (os.getenv("IK_CPATH") or "./?.so") .. ";" .. package.cpath
 local ik = require("ik")
@@ -37,6 +42,22 @@ local function line(depth, bones)
     return chains
 end
 
+-- The rig over a line of d two-bone chains, its tip's goal moving between two points.
+local function deep_rig(solver)
+    return {
+        name = "deep rig (" .. solver .. "), per iteration", unit = "us", sizes = { 2000, 10000 },
+        run = function(d)
+            local chains = line(d, 2)
+            local rig = ik.rig(chains)
+            rig:configure({ solver = solver, iterations = 4, tolerance = 0 })
+            return per_call(function(i)
+                chains[d]:set_target(d * (1 + 0.1 * (i % 2)), d * 0.5)
+                rig:solve()
+            end, 0.5) / 4 * 1e6
+        end,
+    }
+end
+
 local rows = {
     {
         name = "read after a root move", unit = "us per read", sizes = { 2000, 10000 },
@@ -48,30 +69,8 @@ local rows = {
             end, 0.3) * 1e6
         end,
     },
-    {
-        name = "deep rig (fabrik), per iteration", unit = "us", sizes = { 2000, 10000 },
-        run = function(d)
-            local chains = line(d, 2)
-            local rig = ik.rig(chains)
-            rig:configure({ iterations = 4, tolerance = 0 })
-            return per_call(function(i)
-                chains[d]:set_target(d * (1 + 0.1 * (i % 2)), d * 0.5)
-                rig:solve()
-            end, 0.5) / 4 * 1e6
-        end,
-    },
-    {
-        name = "deep rig (relax), per iteration", unit = "us", sizes = { 2000, 10000 },
-        run = function(d)
-            local chains = line(d, 2)
-            local rig = ik.rig(chains)
-            rig:configure({ solver = "relax", iterations = 4, tolerance = 0 })
-            return per_call(function(i)
-                chains[d]:set_target(d * (1 + 0.1 * (i % 2)), d * 0.5)
-                rig:solve()
-            end, 0.5) / 4 * 1e6
-        end,
-    },
+    deep_rig("fabrik"),
+    deep_rig("relax"),
     {
         name = "wide rig (relax), per iteration", unit = "us", sizes = { 1000, 5000 },
         run = function(n)

@@ -5,17 +5,23 @@
 local ik = require("ik")
 local h = require("spec.helpers")
 
+-- A body of one bone with a 3-bone arm on its tip, limited as the audit's repro is, as a rig.
+local function body_and_arm(solver)
+    local body, arm = ik.chain2d({ 1.0 }), ik.chain2d({ 0.8, 1.5, 1.4 })
+    arm:attach(body, 2, 0)
+    arm:set_limit(1, -0.3, 0.3)
+    arm:set_limit(2, -1, 2)
+    arm:set_limit(3, 0, 2.6)
+    local rig = ik.rig({ body, arm })
+    rig:configure({ solver = solver, iterations = 100 })
+    return rig, arm
+end
+
 for _, solver in ipairs({ "fabrik", "relax" }) do
     describe("a limited rig (" .. solver .. ")", function()
         it("a body of one bone with a 3-bone limited arm reaches the audit's target, which the same bones as one chain reach", function()
             local x, y = -1.1970120256558023, -0.59361965983470133
-            local body, arm = ik.chain2d({ 1.0 }), ik.chain2d({ 0.8, 1.5, 1.4 })
-            arm:attach(body, 2, 0)
-            arm:set_limit(1, -0.3, 0.3)
-            arm:set_limit(2, -1, 2)
-            arm:set_limit(3, 0, 2.6)
-            local rig = ik.rig({ body, arm })
-            rig:configure({ solver = solver, iterations = 100 })
+            local rig, arm = body_and_arm(solver)
             arm:set_target(x, y)
             local reached, distance = rig:solve()
             assert.is_true(reached, tostring(distance))
@@ -38,13 +44,7 @@ for _, solver in ipairs({ "fabrik", "relax" }) do
                 one:set_limit(4, 0, 2.6)
                 one:configure({ solver = solver, iterations = 100 })
                 if one:solve(x, y) then chain_reached = chain_reached + 1 end
-                local body, arm = ik.chain2d({ 1.0 }), ik.chain2d({ 0.8, 1.5, 1.4 })
-                arm:attach(body, 2, 0)
-                arm:set_limit(1, -0.3, 0.3)
-                arm:set_limit(2, -1, 2)
-                arm:set_limit(3, 0, 2.6)
-                local rig = ik.rig({ body, arm })
-                rig:configure({ solver = solver, iterations = 100 })
+                local rig, arm = body_and_arm(solver)
                 arm:set_target(x, y)
                 if rig:solve() then rig_reached = rig_reached + 1 end
             end
