@@ -32,6 +32,11 @@ int ik_ccd(ik_chain *c, ik_vec3 target, int m)
         if (distance <= s->tolerance || iter >= s->iterations) break;
         next = ik_progress_next(c, &progress, distance);
         if (next == IK_STOP) break;
+        if (next == IK_KICK && c->limited) {
+            /* Sweeps crawl against limits: joint-space steps (limits.c), then sweeps again. */
+            iter += ik_limits_finish(c, target, m, s->iterations - iter, 0);
+            return iter + ik_escape_finish(c, target, m, s->iterations - iter, 0);
+        }
         if (next == IK_KICK) ik_escape_kick(c, target, &progress, 0);
     }
     return iter;

@@ -265,6 +265,13 @@ ik_quat ik_limit_rotation(const ik_limit *limit, ik_quat rotation);
 ik_vec3 ik_limit_backward(const ik_chain *chain, int i, ik_vec3 dir, ik_vec3 child);
 /* Brings every limited bone within its limits (the local pose; the cache goes stale). */
 void ik_chain_clamp_limits(ik_chain *chain);
+/*
+ * A stuck solve on a chain with limits: damped least-squares steps on the joint angles of
+ * bones first..m-1, the limits as bounds, until joint m is within tolerance of target, the
+ * steps gain nothing, or `iterations` steps are spent. The chain must be settled and
+ * current; its world data is current afterwards. Returns the steps used.
+ */
+int ik_limits_finish(ik_chain *chain, ik_vec3 target, int m, int iterations, int first);
 
 /*
  * Poses bone i along world direction dir (unit): its local pose becomes the one that points

@@ -207,6 +207,8 @@ int ik_fab_kick(ik_fab *f)
     const ik_settings *s = &c->settings;
     ik_chain_settle(c);
     if (c->limited) {
+        /* Joint-space steps first (limits.c); what they leave, the CCD sweeps. */
+        f->iter += ik_limits_finish(c, f->target, f->m, s->iterations - f->iter, 0);
         f->iter += ik_escape_finish(c, f->target, f->m, s->iterations - f->iter, 0);
         f->distance = NAN;
         return 0;

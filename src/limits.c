@@ -306,3 +306,267 @@ ik_status ik_chain_set_points(ik_chain *c, const ik_real *points)
     ik_chain_changed(c);
     return IK_OK;
 }
+
+/* ---- the finish on chains with limits: damped least squares within the bounds ---- */
+
+/*
+ * Where a solve on a chain with limits gets stuck, it is rarely in a true minimum: FABRIK
+ * and relaxation fight the limits pass against pass, and CCD sweeps crawl when the tip is
+ * near full reach or a joint rests on a bound (a knee just off straight: each sweep gains
+ * a percent; measured with bench/limits.lua, most limited misses ended at the iteration cap
+ * that way). Every joint moved together by a Gauss-Newton step on the joint angles does
+ * not crawl there: it converges quadratically near a goal the limits allow.
+ *
+ * The step is damped least squares (Levenberg-Marquardt): the joints' turns d that bring
+ * the tip by J d closest to the error e, with lambda^2 |d|^2 added so a straight chain or a
+ * singular pose takes a small step, not a wild one: d = J^T (J J^T + lambda^2 I)^-1 e, a 2x2
+ * or 3x3 system whatever the chain's length. Limits are bounds: a joint held at a bound that
+ * the step would push beyond it (a 2D range, a 3D hinge) leaves the step, which is then
+ * solved again without it; a cone or twist takes the step and is moved back within its
+ * limits. A step that does not bring the tip closer is undone and the damping raised; one
+ * that does lowers it. Each joint turns at most FINISH_MAX_TURN per step, which keeps the
+ * linearisation honest.
+ *
+ * Where the step cannot help (a chain straight along the line to its target: J J^T sees no
+ * way to shorten it), the joints with limits turn towards the middle of their ranges: that
+ * is the way each is allowed to bend, whichever side the pole asks for (a hinge cannot bend
+ * towards a pole across its axis). The rest is left to the CCD sweeps (ik_escape_finish).
+ */
+#define FINISH_MAX_TURN 0.4
+#define FINISH_UNBEND 0.3
+#define FINISH_UNBENDS 2
+#define FINISH_DAMPING 1e-3 /* of the squared reach: lambda^2 to start with */
+
+/* The world axis of bone j's hinge (its parent's frame), 3D. */
+static ik_vec3 hinge_axis(const ik_chain *c, int j)
+{
+    ik_quat parent = j == 0 ? c->base_rot : c->wrot[j - 1];
+    return ik_q_rotate(parent, c->limit[j].axis);
+}
+
+/* Whether a joint at a bound would be pushed beyond it by a turn of sign s (2D, hinge). */
+static int pushed_out(ik_real angle, ik_real s, const ik_limit *limit)
+{
+    ik_real room = 1e-9;
+    return (s < 0 && angle <= limit->min + room) || (s > 0 && angle >= limit->max - room);
+}
+
+/* Bone j's current angle about its 2D range or its hinge's axis. */
+static ik_real bound_angle(const ik_chain *c, int j)
+{
+    if (c->dim == 2) return ik_turn_angle(c, j);
+    return twist_angle(c->rot[j], c->limit[j].axis);
+}
+
+static int has_bounds(const ik_chain *c, int j)
+{
+    return c->dim == 2 ? (c->limit[j].flags & IK_LIMIT_RANGE) != 0 : (c->limit[j].flags & IK_LIMIT_HINGE) != 0;
+}
+
+/* Solves the symmetric 3x3 (2D: the top-left 2x2) system a y = e; 0 when singular. */
+static int solve_sym(const ik_real a[6], ik_vec3 e, int dim, ik_vec3 *y)
+{
+    /* a: xx, xy, xz, yy, yz, zz */
+    if (dim == 2) {
+        ik_real det = a[0] * a[3] - a[1] * a[1];
+        if (!(fabs(det) > 0)) return 0;
+        *y = ik_v3((a[3] * e.x - a[1] * e.y) / det, (a[0] * e.y - a[1] * e.x) / det, 0);
+        return 1;
+    } else {
+        ik_real c00 = a[3] * a[5] - a[4] * a[4], c01 = a[2] * a[4] - a[1] * a[5], c02 = a[1] * a[4] - a[2] * a[3];
+        ik_real c11 = a[0] * a[5] - a[2] * a[2], c12 = a[1] * a[2] - a[0] * a[4], c22 = a[0] * a[3] - a[1] * a[1];
+        ik_real det = a[0] * c00 + a[1] * c01 + a[2] * c02;
+        if (!(fabs(det) > 0)) return 0;
+        *y = ik_v3((c00 * e.x + c01 * e.y + c02 * e.z) / det, (c01 * e.x + c11 * e.y + c12 * e.z) / det,
+                   (c02 * e.x + c12 * e.y + c22 * e.z) / det);
+        return 1;
+    }
+}
+
+/*
+ * The step's turn of joint j for y = (J J^T + lambda^2 I)^-1 e: 2D and hinges an angle
+ * (in turn->x), else a world rotation vector.
+ */
+static ik_vec3 joint_turn(const ik_chain *c, int j, ik_vec3 r, ik_vec3 y)
+{
+    if (c->dim == 2) return ik_v3(-r.y * y.x + r.x * y.y, 0, 0);
+    if (c->limit[j].flags & IK_LIMIT_HINGE) return ik_v3(ik_v3_dot(ik_v3_cross(hinge_axis(c, j), r), y), 0, 0);
+    return ik_v3_cross(r, y);
+}
+
+/* Keeps the local pose of bones first..m-1 in work (3D: x, y, z of the quaternion, w >= 0). */
+static void keep_pose(ik_chain *c, int first, int m)
+{
+    int j;
+    for (j = first; j < m; j++) {
+        if (c->dim == 2) {
+            c->work[j] = ik_turn_angle(c, j);
+        } else {
+            ik_quat q = c->rot[j];
+            ik_real s = q.w < 0 ? -1 : 1;
+            c->work[3 * j] = s * q.x, c->work[3 * j + 1] = s * q.y, c->work[3 * j + 2] = s * q.z;
+        }
+    }
+}
+
+static void restore_pose(ik_chain *c, int first, int m)
+{
+    int j;
+    for (j = first; j < m; j++) {
+        if (c->dim == 2) {
+            ik_chain_set_turn_angle(c, j, c->work[j]);
+        } else {
+            ik_real x = c->work[3 * j], y = c->work[3 * j + 1], z = c->work[3 * j + 2];
+            ik_real w2 = 1 - (x * x + y * y + z * z);
+            c->rot[j] = ik_q_normalize(ik_q(w2 > 0 ? sqrt(w2) : 0, x, y, z));
+        }
+    }
+    ik_chain_mark_stale(c, first);
+    ik_chain_fk(c);
+}
+
+/* Turns bone j by the step's turn t (see joint_turn), within its limits. */
+static void apply_turn(ik_chain *c, int j, ik_vec3 t)
+{
+    if (c->dim == 2) {
+        ik_real a = ik_turn_angle(c, j) + t.x;
+        ik_chain_set_turn_angle(c, j, c->limit[j].flags ? ik_limit_angle(&c->limit[j], ik_wrap_angle(a)) : a);
+    } else {
+        ik_quat parent = j == 0 ? c->base_rot : c->wrot[j - 1], r;
+        if (c->limit[j].flags & IK_LIMIT_HINGE) {
+            r = ik_q_axis_angle(c->limit[j].axis, t.x); /* in the parent's frame already */
+            c->rot[j] = ik_limit_rotation(&c->limit[j], ik_q_normalize(ik_q_mul(r, c->rot[j])));
+            return;
+        }
+        {
+            ik_real angle = ik_v3_len(t);
+            if (!(angle > 0)) return;
+            r = ik_q_axis_angle(ik_v3_scale(t, 1 / angle), angle);
+            r = ik_q_mul(ik_q_mul(ik_q_conj(parent), r), parent);
+            c->rot[j] = ik_limit_rotation(&c->limit[j], ik_q_normalize(ik_q_mul(r, c->rot[j])));
+        }
+    }
+}
+
+/* Whether bone j leaves the step: held at a bound the first solution y0 pushes it beyond. */
+static int dropped(const ik_chain *c, int j, ik_vec3 r, ik_vec3 y0, int drop)
+{
+    return drop && has_bounds(c, j) && pushed_out(bound_angle(c, j), joint_turn(c, j, r, y0).x, &c->limit[j]);
+}
+
+/* One damped least-squares step of bones first..m-1; 0 when no joint can move. */
+static int finish_step(ik_chain *c, ik_vec3 target, int m, int first, ik_real lambda2)
+{
+    ik_vec3 tip = ik_joint_v3(c, m), e = ik_v3_sub(target, tip), y = ik_v3(0, 0, 0), y0, t;
+    ik_real a[6], largest = 0;
+    int j, drop = 0;
+    for (;;) {
+        int moving = 0, again = 0;
+        y0 = y;
+        a[0] = a[3] = a[5] = lambda2;
+        a[1] = a[2] = a[4] = 0;
+        for (j = first; j < m; j++) {
+            ik_vec3 r = ik_v3_sub(tip, ik_joint_v3(c, j)), col;
+            if (dropped(c, j, r, y0, drop)) continue;
+            moving++;
+            if (c->dim == 2 || (c->limit[j].flags & IK_LIMIT_HINGE)) {
+                col = c->dim == 2 ? ik_v3(-r.y, r.x, 0) : ik_v3_cross(hinge_axis(c, j), r);
+                a[0] += col.x * col.x, a[1] += col.x * col.y, a[2] += col.x * col.z;
+                a[3] += col.y * col.y, a[4] += col.y * col.z, a[5] += col.z * col.z;
+            } else {
+                /* sum over the three axes of (e_k x r)(e_k x r)^T = |r|^2 I - r r^T */
+                ik_real rr = ik_v3_dot(r, r);
+                a[0] += rr - r.x * r.x, a[1] -= r.x * r.y, a[2] -= r.x * r.z;
+                a[3] += rr - r.y * r.y, a[4] -= r.y * r.z, a[5] += rr - r.z * r.z;
+            }
+        }
+        if (moving == 0 || !solve_sym(a, e, c->dim, &y)) return 0;
+        if (drop) break;
+        for (j = first; j < m && !again; j++)
+            again = dropped(c, j, ik_v3_sub(tip, ik_joint_v3(c, j)), y, 1);
+        if (!again) break;
+        drop = 1; /* solve again without the joints the bounds hold */
+    }
+    /* No joint turns more than FINISH_MAX_TURN: the linearisation holds for small turns. */
+    for (j = first; j < m; j++) {
+        ik_vec3 r = ik_v3_sub(tip, ik_joint_v3(c, j));
+        ik_real l;
+        if (dropped(c, j, r, y0, drop)) continue;
+        t = joint_turn(c, j, r, y);
+        l = c->dim == 2 || (c->limit[j].flags & IK_LIMIT_HINGE) ? fabs(t.x) : ik_v3_len(t);
+        if (l > largest) largest = l;
+    }
+    if (!(largest > 1e-15)) return 0;
+    if (largest > FINISH_MAX_TURN) y = ik_v3_scale(y, FINISH_MAX_TURN / largest);
+    /* Every turn from the pose the step was taken at: the world data stays the old one
+       until the forward kinematics below, as the linearisation assumes. */
+    for (j = first; j < m; j++) {
+        ik_vec3 r = ik_v3_sub(tip, ik_joint_v3(c, j));
+        if (!dropped(c, j, r, y0, drop)) apply_turn(c, j, joint_turn(c, j, r, y));
+    }
+    ik_chain_mark_stale(c, first);
+    ik_chain_fk(c);
+    return 1;
+}
+
+/* Turns each bounded joint towards the middle of its range (see the top of the section). */
+static int unbend(ik_chain *c, int m, int first)
+{
+    int j, moved = 0;
+    for (j = first; j < m; j++) {
+        ik_real angle, mid, turn;
+        if (!has_bounds(c, j)) continue;
+        angle = bound_angle(c, j);
+        mid = (c->limit[j].min + c->limit[j].max) / 2;
+        turn = ik_clamp(mid - angle, -FINISH_UNBEND, FINISH_UNBEND);
+        if (fabs(turn) < 1e-3) continue;
+        if (c->dim == 2) ik_chain_set_turn_angle(c, j, angle + turn);
+        else c->rot[j] = ik_limit_rotation(&c->limit[j], ik_q_normalize(ik_q_mul(ik_q_axis_angle(c->limit[j].axis, turn), c->rot[j])));
+        moved = 1;
+    }
+    ik_chain_mark_stale(c, first);
+    ik_chain_fk(c);
+    return moved;
+}
+
+int ik_limits_finish(ik_chain *c, ik_vec3 target, int m, int iterations, int first)
+{
+    ik_real reach = ik_chain_reach_to(c, m, NULL), lambda2, distance;
+    ik_real tolerance = c->settings.tolerance;
+    int iter = 0, unbends = 0, stuck = 0;
+    ik_chain_mark_stale(c, first);
+    ik_chain_fk(c);
+    distance = ik_joint_distance(c, m, target);
+    lambda2 = FINISH_DAMPING * reach * reach;
+    while (iter < iterations && distance > tolerance) {
+        ik_real after;
+        keep_pose(c, first, m);
+        iter++;
+        if (!finish_step(c, target, m, first, lambda2)) {
+            if (unbends >= FINISH_UNBENDS || !unbend(c, m, first)) break;
+            unbends++;
+            distance = ik_joint_distance(c, m, target);
+            continue;
+        }
+        after = ik_joint_distance(c, m, target);
+        if (after < distance) {
+            /* a gain of less than a percent twice running: a minimum the limits made */
+            stuck = after > 0.99 * distance ? stuck + 1 : 0;
+            distance = after;
+            lambda2 = lambda2 * 0.25;
+            if (lambda2 < 1e-12 * reach * reach) lambda2 = 1e-12 * reach * reach;
+        } else {
+            restore_pose(c, first, m);
+            lambda2 *= 8;
+            stuck = lambda2 > reach * reach ? stuck + 2 : stuck;
+        }
+        if (stuck >= 2) {
+            if (unbends >= FINISH_UNBENDS || !unbend(c, m, first)) break;
+            unbends++;
+            stuck = 0;
+            lambda2 = FINISH_DAMPING * reach * reach;
+            distance = ik_joint_distance(c, m, target);
+        }
+    }
+    return iter;
+}

@@ -162,7 +162,11 @@ int ik_relax(ik_chain *c, ik_vec3 target, int m)
         case IK_KICK: break;
         }
         ik_chain_settle(c);
-        if (c->limited) return iter + ik_escape_finish(c, target, m, s->iterations - iter, pinned);
+        if (c->limited) {
+            /* Joint-space steps first (limits.c); what they leave, the CCD sweeps. */
+            iter += ik_limits_finish(c, target, m, s->iterations - iter, pinned);
+            return iter + ik_escape_finish(c, target, m, s->iterations - iter, pinned);
+        }
         ik_escape_kick(c, target, &progress, pinned);
         memcpy(b, c->joint, (size_t)m * (size_t)c->dim * sizeof *b);
     }
