@@ -17,7 +17,7 @@ static ik_real greed_at(const ik_settings *s, int iter)
 }
 
 
-int ik_ccd(ik_chain *c, ik_vec3 target, int m)
+static int ccd_run(ik_chain *c, ik_vec3 target, int m)
 {
     const ik_settings *s = &c->settings;
     ik_progress progress = ik_progress_start(c, target, m);
@@ -39,5 +39,15 @@ int ik_ccd(ik_chain *c, ik_vec3 target, int m)
         }
         if (next == IK_KICK) ik_escape_kick(c, target, &progress, 0);
     }
+    return iter;
+}
+
+int ik_ccd(ik_chain *c, ik_vec3 target, int m)
+{
+    int iter = ccd_run(c, target, m);
+    /* The point behind an oriented tip bone reached: its parent turned so the tip bone's
+       limit lets it take its goal (limits.c). */
+    if (c->limited && ik_limits_oriented(c, m) && iter < c->settings.iterations)
+        iter += ik_limits_finish(c, target, m, c->settings.iterations - iter, 0);
     return iter;
 }

@@ -272,6 +272,12 @@ void ik_chain_clamp_limits(ik_chain *chain);
  * current; its world data is current afterwards. Returns the steps used.
  */
 int ik_limits_finish(ik_chain *chain, ik_vec3 target, int m, int iterations, int first);
+/*
+ * Whether a solve of bones 0..m-1 is for the point behind a tip bone with an orientation
+ * goal and a limit (m = n - 1): ik_limits_finish then also turns bone m - 1 so that the tip
+ * bone can take its goal within its limit. The solvers end with it on chains with limits.
+ */
+int ik_limits_oriented(const ik_chain *chain, int m);
 
 /*
  * Poses bone i along world direction dir (unit): its local pose becomes the one that points

@@ -217,7 +217,7 @@ int ik_fab_kick(ik_fab *f)
     return 1;
 }
 
-int ik_fabrik(ik_chain *c, ik_vec3 target, int m, ik_real *distance)
+static int fabrik_run(ik_chain *c, ik_vec3 target, int m, ik_real *distance)
 {
     ik_fab f;
     int done = ik_fab_start(&f, c, target, m, *distance), next;
@@ -246,4 +246,16 @@ int ik_fabrik(ik_chain *c, ik_vec3 target, int m, ik_real *distance)
     } while (next);
     *distance = f.distance;
     return f.iter;
+}
+
+int ik_fabrik(ik_chain *c, ik_vec3 target, int m, ik_real *distance)
+{
+    int iter = fabrik_run(c, target, m, distance);
+    /* The point behind an oriented tip bone reached: its parent turned so the tip bone's
+       limit lets it take its goal (limits.c). */
+    if (c->limited && ik_limits_oriented(c, m) && iter < c->settings.iterations) {
+        iter += ik_limits_finish(c, target, m, c->settings.iterations - iter, 0);
+        *distance = NAN;
+    }
+    return iter;
 }

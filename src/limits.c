@@ -363,37 +363,6 @@ static int has_bounds(const ik_chain *c, int j)
     return c->dim == 2 ? (c->limit[j].flags & IK_LIMIT_RANGE) != 0 : (c->limit[j].flags & IK_LIMIT_HINGE) != 0;
 }
 
-/* Solves the symmetric 3x3 (2D: the top-left 2x2) system a y = e; 0 when singular. */
-static int solve_sym(const ik_real a[6], ik_vec3 e, int dim, ik_vec3 *y)
-{
-    /* a: xx, xy, xz, yy, yz, zz */
-    if (dim == 2) {
-        ik_real det = a[0] * a[3] - a[1] * a[1];
-        if (!(fabs(det) > 0)) return 0;
-        *y = ik_v3((a[3] * e.x - a[1] * e.y) / det, (a[0] * e.y - a[1] * e.x) / det, 0);
-        return 1;
-    } else {
-        ik_real c00 = a[3] * a[5] - a[4] * a[4], c01 = a[2] * a[4] - a[1] * a[5], c02 = a[1] * a[4] - a[2] * a[3];
-        ik_real c11 = a[0] * a[5] - a[2] * a[2], c12 = a[1] * a[2] - a[0] * a[4], c22 = a[0] * a[3] - a[1] * a[1];
-        ik_real det = a[0] * c00 + a[1] * c01 + a[2] * c02;
-        if (!(fabs(det) > 0)) return 0;
-        *y = ik_v3((c00 * e.x + c01 * e.y + c02 * e.z) / det, (c01 * e.x + c11 * e.y + c12 * e.z) / det,
-                   (c02 * e.x + c12 * e.y + c22 * e.z) / det);
-        return 1;
-    }
-}
-
-/*
- * The step's turn of joint j for y = (J J^T + lambda^2 I)^-1 e: 2D and hinges an angle
- * (in turn->x), else a world rotation vector.
- */
-static ik_vec3 joint_turn(const ik_chain *c, int j, ik_vec3 r, ik_vec3 y)
-{
-    if (c->dim == 2) return ik_v3(-r.y * y.x + r.x * y.y, 0, 0);
-    if (c->limit[j].flags & IK_LIMIT_HINGE) return ik_v3(ik_v3_dot(ik_v3_cross(hinge_axis(c, j), r), y), 0, 0);
-    return ik_v3_cross(r, y);
-}
-
 /* Keeps the local pose of bones first..m-1 in work (3D: x, y, z of the quaternion, w >= 0). */
 static void keep_pose(ik_chain *c, int first, int m)
 {
@@ -435,74 +404,193 @@ static void apply_turn(ik_chain *c, int j, ik_vec3 t)
         ik_quat parent = j == 0 ? c->base_rot : c->wrot[j - 1], r;
         if (c->limit[j].flags & IK_LIMIT_HINGE) {
             r = ik_q_axis_angle(c->limit[j].axis, t.x); /* in the parent's frame already */
-            c->rot[j] = ik_limit_rotation(&c->limit[j], ik_q_normalize(ik_q_mul(r, c->rot[j])));
-            return;
-        }
-        {
+        } else {
             ik_real angle = ik_v3_len(t);
             if (!(angle > 0)) return;
             r = ik_q_axis_angle(ik_v3_scale(t, 1 / angle), angle);
             r = ik_q_mul(ik_q_mul(ik_q_conj(parent), r), parent);
-            c->rot[j] = ik_limit_rotation(&c->limit[j], ik_q_normalize(ik_q_mul(r, c->rot[j])));
         }
+        c->rot[j] = ik_limit_rotation(&c->limit[j], ik_q_normalize(ik_q_mul(r, c->rot[j])));
     }
 }
 
-/* Whether bone j leaves the step: held at a bound the first solution y0 pushes it beyond. */
-static int dropped(const ik_chain *c, int j, ik_vec3 r, ik_vec3 y0, int drop)
+/*
+ * The rows of a step: the tip's position (2 or 3), and with an oriented tip bone (below)
+ * the turn its parent still needs (1 or 3), scaled by `scale` (a length) so both kinds of
+ * row weigh alike. At most 6.
+ */
+typedef struct finish_rows {
+    int k;             /* rows */
+    int oriented;      /* the tip bone (bone m) has an orientation goal and a limit */
+    ik_real scale;     /* of the orientation rows */
+    ik_real e[6];      /* the error: target - tip, then the turn needed (times scale) */
+} finish_rows;
+
+/*
+ * With an orientation goal, the solvers reach for the point behind the tip bone with bones
+ * 0..m-1 (m = n - 1), and the tip bone then takes its goal within its own limit: the goal
+ * is met only if the turn from bone m - 1 to the goal is one that limit allows. The turn
+ * bone m - 1 still needs for that: the goal's world orientation against the nearest local
+ * rotation the tip's limit allows (2D an angle, 3D a rotation vector, world frame).
+ */
+static ik_vec3 orientation_gap(const ik_chain *c, int m)
 {
-    return drop && has_bounds(c, j) && pushed_out(bound_angle(c, j), joint_turn(c, j, r, y0).x, &c->limit[j]);
+    const ik_limit *limit = &c->limit[m];
+    if (c->dim == 2) {
+        ik_vec2 d = ik_dir2(c, m - 1);
+        ik_real local = ik_wrap_angle(c->target_angle - atan2(d.y, d.x));
+        return ik_v3(ik_wrap_angle(local - ik_limit_angle(limit, local)), 0, 0);
+    } else {
+        ik_quat w = c->wrot[m - 1], local = ik_q_normalize(ik_q_mul(ik_q_conj(w), c->target_rot));
+        ik_quat held = ik_limit_rotation(limit, local);
+        /* bone m - 1 must become goal * held^-1: the turn from w to that, in the world */
+        ik_quat r = ik_q_normalize(ik_q_mul(ik_q_mul(c->target_rot, ik_q_conj(held)), ik_q_conj(w)));
+        ik_real s = sqrt(r.x * r.x + r.y * r.y + r.z * r.z), angle;
+        if (r.w < 0) r = ik_q(-r.w, -r.x, -r.y, -r.z);
+        if (!(s > 0)) return ik_v3(0, 0, 0);
+        angle = 2 * atan2(s, r.w);
+        return ik_v3(r.x / s * angle, r.y / s * angle, r.z / s * angle);
+    }
+}
+
+static ik_real gap_angle(const ik_chain *c, ik_vec3 gap)
+{
+    return c->dim == 2 ? fabs(gap.x) : ik_v3_len(gap);
+}
+
+/* The error of the pose now (rows->e) and its size against the tolerances: 1 when met. */
+static int finish_error(const ik_chain *c, ik_vec3 target, int m, finish_rows *rows, ik_real *size)
+{
+    ik_vec3 e = ik_v3_sub(target, ik_joint_v3(c, m)), gap;
+    ik_real d = ik_v3_len(e), tolerance = c->settings.tolerance;
+    rows->e[0] = e.x, rows->e[1] = e.y, rows->e[2] = e.z;
+    rows->k = c->dim;
+    *size = d;
+    if (!rows->oriented) return d <= tolerance;
+    gap = orientation_gap(c, m);
+    rows->e[c->dim] = rows->scale * gap.x;
+    if (c->dim == 3) rows->e[4] = rows->scale * gap.y, rows->e[5] = rows->scale * gap.z;
+    rows->k = c->dim == 2 ? 3 : 6;
+    *size = d + rows->scale * gap_angle(c, gap);
+    /*
+     * Met: the point behind within half the tolerance, and the tip bone's own error moving
+     * the tip by no more than the other half, within the angle tolerance too.
+     */
+    return d <= tolerance / 2 && gap_angle(c, gap) <= c->settings.angle_tolerance &&
+           gap_angle(c, gap) * c->length[m] <= tolerance / 2;
+}
+
+/* Joint j's columns of the step (1 or 3), each of rows->k entries; returns how many. */
+static int joint_columns(const ik_chain *c, int j, ik_vec3 r, const finish_rows *rows, ik_real col[3][6])
+{
+    int k, n = 1;
+    if (c->dim == 2) {
+        col[0][0] = -r.y, col[0][1] = r.x, col[0][2] = rows->scale;
+    } else if (c->limit[j].flags & IK_LIMIT_HINGE) {
+        ik_vec3 a = hinge_axis(c, j), v = ik_v3_cross(a, r);
+        col[0][0] = v.x, col[0][1] = v.y, col[0][2] = v.z;
+        col[0][3] = rows->scale * a.x, col[0][4] = rows->scale * a.y, col[0][5] = rows->scale * a.z;
+    } else {
+        for (k = 0; k < 3; k++) {
+            ik_vec3 a = ik_v3(k == 0, k == 1, k == 2), v = ik_v3_cross(a, r);
+            col[k][0] = v.x, col[k][1] = v.y, col[k][2] = v.z;
+            col[k][3] = rows->scale * a.x, col[k][4] = rows->scale * a.y, col[k][5] = rows->scale * a.z;
+        }
+        n = 3;
+    }
+    return n;
+}
+
+/* Joint j's turn for the solution y: 2D and hinges an angle (in .x), else a rotation vector. */
+static ik_vec3 joint_turn(const ik_chain *c, int j, ik_vec3 r, const finish_rows *rows, const ik_real *y)
+{
+    ik_real col[3][6], t[3] = {0, 0, 0};
+    int n = joint_columns(c, j, r, rows, col), i, k;
+    for (i = 0; i < n; i++)
+        for (k = 0; k < rows->k; k++) t[i] += col[i][k] * y[k];
+    return ik_v3(t[0], t[1], t[2]);
+}
+
+/* Solves the symmetric positive definite k x k system a y = e (Cholesky); 0 when it fails. */
+static int solve_spd(ik_real a[6][6], const ik_real *e, int k, ik_real *y)
+{
+    int i, j, l;
+    for (i = 0; i < k; i++) {
+        for (j = 0; j <= i; j++) {
+            ik_real sum = a[i][j];
+            for (l = 0; l < j; l++) sum -= a[i][l] * a[j][l];
+            if (i == j) {
+                if (!(sum > 0)) return 0;
+                a[i][i] = sqrt(sum);
+            } else {
+                a[i][j] = sum / a[j][j];
+            }
+        }
+    }
+    for (i = 0; i < k; i++) { /* L z = e */
+        ik_real sum = e[i];
+        for (l = 0; l < i; l++) sum -= a[i][l] * y[l];
+        y[i] = sum / a[i][i];
+    }
+    for (i = k - 1; i >= 0; i--) { /* L^T y = z */
+        ik_real sum = y[i];
+        for (l = i + 1; l < k; l++) sum -= a[l][i] * y[l];
+        y[i] = sum / a[i][i];
+    }
+    return 1;
+}
+
+/* Whether bone j leaves the step: held at a bound the first solution y0 pushes it beyond. */
+static int dropped(const ik_chain *c, int j, ik_vec3 r, const finish_rows *rows, const ik_real *y0, int drop)
+{
+    return drop && has_bounds(c, j) &&
+           pushed_out(bound_angle(c, j), joint_turn(c, j, r, rows, y0).x, &c->limit[j]);
 }
 
 /* One damped least-squares step of bones first..m-1; 0 when no joint can move. */
-static int finish_step(ik_chain *c, ik_vec3 target, int m, int first, ik_real lambda2)
+static int finish_step(ik_chain *c, int m, int first, const finish_rows *rows, ik_real lambda2)
 {
-    ik_vec3 tip = ik_joint_v3(c, m), e = ik_v3_sub(target, tip), y = ik_v3(0, 0, 0), y0, t;
-    ik_real a[6], largest = 0;
-    int j, drop = 0;
+    ik_vec3 tip = ik_joint_v3(c, m), t;
+    ik_real a[6][6], col[3][6], y[6] = {0, 0, 0, 0, 0, 0}, y0[6], largest = 0, scale;
+    int i, j, k, l, drop = 0, n;
     for (;;) {
         int moving = 0, again = 0;
-        y0 = y;
-        a[0] = a[3] = a[5] = lambda2;
-        a[1] = a[2] = a[4] = 0;
+        memcpy(y0, y, sizeof y);
+        for (k = 0; k < rows->k; k++)
+            for (l = 0; l < rows->k; l++) a[k][l] = k == l ? lambda2 : 0;
         for (j = first; j < m; j++) {
-            ik_vec3 r = ik_v3_sub(tip, ik_joint_v3(c, j)), col;
-            if (dropped(c, j, r, y0, drop)) continue;
+            ik_vec3 r = ik_v3_sub(tip, ik_joint_v3(c, j));
+            if (dropped(c, j, r, rows, y0, drop)) continue;
             moving++;
-            if (c->dim == 2 || (c->limit[j].flags & IK_LIMIT_HINGE)) {
-                col = c->dim == 2 ? ik_v3(-r.y, r.x, 0) : ik_v3_cross(hinge_axis(c, j), r);
-                a[0] += col.x * col.x, a[1] += col.x * col.y, a[2] += col.x * col.z;
-                a[3] += col.y * col.y, a[4] += col.y * col.z, a[5] += col.z * col.z;
-            } else {
-                /* sum over the three axes of (e_k x r)(e_k x r)^T = |r|^2 I - r r^T */
-                ik_real rr = ik_v3_dot(r, r);
-                a[0] += rr - r.x * r.x, a[1] -= r.x * r.y, a[2] -= r.x * r.z;
-                a[3] += rr - r.y * r.y, a[4] -= r.y * r.z, a[5] += rr - r.z * r.z;
-            }
+            n = joint_columns(c, j, r, rows, col);
+            for (i = 0; i < n; i++)
+                for (k = 0; k < rows->k; k++)
+                    for (l = 0; l <= k; l++) a[k][l] += col[i][k] * col[i][l];
         }
-        if (moving == 0 || !solve_sym(a, e, c->dim, &y)) return 0;
+        if (moving == 0 || !solve_spd(a, rows->e, rows->k, y)) return 0;
         if (drop) break;
         for (j = first; j < m && !again; j++)
-            again = dropped(c, j, ik_v3_sub(tip, ik_joint_v3(c, j)), y, 1);
+            again = dropped(c, j, ik_v3_sub(tip, ik_joint_v3(c, j)), rows, y, 1);
         if (!again) break;
         drop = 1; /* solve again without the joints the bounds hold */
     }
     /* No joint turns more than FINISH_MAX_TURN: the linearisation holds for small turns. */
     for (j = first; j < m; j++) {
         ik_vec3 r = ik_v3_sub(tip, ik_joint_v3(c, j));
-        ik_real l;
-        if (dropped(c, j, r, y0, drop)) continue;
-        t = joint_turn(c, j, r, y);
-        l = c->dim == 2 || (c->limit[j].flags & IK_LIMIT_HINGE) ? fabs(t.x) : ik_v3_len(t);
-        if (l > largest) largest = l;
+        ik_real size;
+        if (dropped(c, j, r, rows, y0, drop)) continue;
+        t = joint_turn(c, j, r, rows, y);
+        size = c->dim == 2 || (c->limit[j].flags & IK_LIMIT_HINGE) ? fabs(t.x) : ik_v3_len(t);
+        if (size > largest) largest = size;
     }
     if (!(largest > 1e-15)) return 0;
-    if (largest > FINISH_MAX_TURN) y = ik_v3_scale(y, FINISH_MAX_TURN / largest);
+    scale = largest > FINISH_MAX_TURN ? FINISH_MAX_TURN / largest : 1;
+    for (k = 0; k < rows->k; k++) y[k] *= scale;
     /* Every turn from the pose the step was taken at: the world data stays the old one
        until the forward kinematics below, as the linearisation assumes. */
     for (j = first; j < m; j++) {
         ik_vec3 r = ik_v3_sub(tip, ik_joint_v3(c, j));
-        if (!dropped(c, j, r, y0, drop)) apply_turn(c, j, joint_turn(c, j, r, y));
+        if (!dropped(c, j, r, rows, y0, drop)) apply_turn(c, j, joint_turn(c, j, r, rows, y));
     }
     ik_chain_mark_stale(c, first);
     ik_chain_fk(c);
@@ -529,30 +617,37 @@ static int unbend(ik_chain *c, int m, int first)
     return moved;
 }
 
+int ik_limits_oriented(const ik_chain *c, int m)
+{
+    return c->has_orientation && m == c->n - 1 && m > 0 && c->limit[m].flags != 0;
+}
+
 int ik_limits_finish(ik_chain *c, ik_vec3 target, int m, int iterations, int first)
 {
-    ik_real reach = ik_chain_reach_to(c, m, NULL), lambda2, distance;
-    ik_real tolerance = c->settings.tolerance;
+    ik_real reach = ik_chain_reach_to(c, m, NULL), lambda2, size;
+    finish_rows rows;
     int iter = 0, unbends = 0, stuck = 0;
+    rows.oriented = ik_limits_oriented(c, m);
+    rows.scale = reach;
+    ik_chain_settle(c);
     ik_chain_mark_stale(c, first);
     ik_chain_fk(c);
-    distance = ik_joint_distance(c, m, target);
     lambda2 = FINISH_DAMPING * reach * reach;
-    while (iter < iterations && distance > tolerance) {
+    while (iter < iterations && !finish_error(c, target, m, &rows, &size)) {
         ik_real after;
+        finish_rows now;
         keep_pose(c, first, m);
         iter++;
-        if (!finish_step(c, target, m, first, lambda2)) {
+        if (!finish_step(c, m, first, &rows, lambda2)) {
             if (unbends >= FINISH_UNBENDS || !unbend(c, m, first)) break;
             unbends++;
-            distance = ik_joint_distance(c, m, target);
             continue;
         }
-        after = ik_joint_distance(c, m, target);
-        if (after < distance) {
+        now = rows;
+        finish_error(c, target, m, &now, &after);
+        if (after < size) {
             /* a gain of less than a percent twice running: a minimum the limits made */
-            stuck = after > 0.99 * distance ? stuck + 1 : 0;
-            distance = after;
+            stuck = after > 0.99 * size ? stuck + 1 : 0;
             lambda2 = lambda2 * 0.25;
             if (lambda2 < 1e-12 * reach * reach) lambda2 = 1e-12 * reach * reach;
         } else {
@@ -565,7 +660,6 @@ int ik_limits_finish(ik_chain *c, ik_vec3 target, int m, int iterations, int fir
             unbends++;
             stuck = 0;
             lambda2 = FINISH_DAMPING * reach * reach;
-            distance = ik_joint_distance(c, m, target);
         }
     }
     return iter;

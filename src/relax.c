@@ -124,7 +124,7 @@ static void relax_pass(ik_chain *c, ik_real *b, ik_vec3 target, int m)
         store(c, b, 1, ik_v3_add(load(c, b, 0), ik_v3_scale(u, len[0])));
 }
 
-int ik_relax(ik_chain *c, ik_vec3 target, int m)
+static int relax_run(ik_chain *c, ik_vec3 target, int m)
 {
     const ik_settings *s = &c->settings;
     ik_real *b = c->work;
@@ -169,6 +169,19 @@ int ik_relax(ik_chain *c, ik_vec3 target, int m)
         }
         ik_escape_kick(c, target, &progress, pinned);
         memcpy(b, c->joint, (size_t)m * (size_t)c->dim * sizeof *b);
+    }
+    return iter;
+}
+
+int ik_relax(ik_chain *c, ik_vec3 target, int m)
+{
+    int iter = relax_run(c, target, m), i, pinned = 0;
+    /* The point behind an oriented tip bone reached: its parent turned so the tip bone's
+       limit lets it take its goal (limits.c), the pinned joints kept. */
+    if (c->limited && ik_limits_oriented(c, m) && iter < c->settings.iterations) {
+        for (i = 1; i < m; i++)
+            if (c->weight[i] == 0) pinned = i;
+        iter += ik_limits_finish(c, target, m, c->settings.iterations - iter, pinned);
     }
     return iter;
 }
