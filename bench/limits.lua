@@ -172,7 +172,8 @@ local function chain_row(row)
       local goal = pose_at(limits, dim, random_u(n, {}), {})
       set_pose(chain, goal)
       local x, y, z = chain:effector()
-      if row.orientation then chain:set_target_rotation(chain:world_rotation(n)) end
+      if row.orientation and dim == 2 then chain:set_target_angle(chain:world_angle(n))
+      elseif row.orientation then chain:set_target_rotation(chain:world_rotation(n)) end
       if start == "straight" then straight(chain) else set_pose(chain, pose_at(limits, dim, random_u(n, {}), {})) end
       if row.unlimited then for i = 1, n do chain:clear_limit(i) end end
       local t0 = clock()
@@ -216,7 +217,8 @@ local function chain_row(row)
     wanted = pose
     set_pose(scratch, pose)
     local x, y, z = scratch:effector()
-    if row.orientation then chain:set_target_rotation(scratch:world_rotation(n)) end
+    if row.orientation and dim == 2 then chain:set_target_angle(scratch:world_angle(n))
+    elseif row.orientation then chain:set_target_rotation(scratch:world_rotation(n)) end
     local t0 = clock()
     local ok, _, its = solve_at(chain, dim, x, y, z)
     seconds = seconds + clock() - t0
@@ -277,9 +279,11 @@ for _, dim in ipairs({2, 3}) do
     end
   end
 end
-for _, solver in ipairs({"ccd", "fabrik", "relax"}) do
-  local r = chain_row({make = single(3, 3, solver), orientation = true})
-  print_chain_row(string.format("3D 3 bones %-6s limits+orient.", solver), r)
+for _, dim in ipairs({2, 3}) do
+  for _, solver in ipairs({"ccd", "fabrik", "relax"}) do
+    local r = chain_row({make = single(dim, 3, solver), orientation = true})
+    print_chain_row(string.format("%dD 3 bones %-6s limits+orient.", dim, solver), r)
+  end
 end
 
 -- ---- the knee: a 2-bone leg, knee range (0, 2.5), from straight, target at 99.4% of reach ----
