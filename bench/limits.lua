@@ -583,7 +583,7 @@ print(string.format("%-34s %s", "as a rig (body + arm)", cell(repro_row(true))))
 -- A 2D creature: a body with two 3-bone limbs; limb A (weight 0) reaches for a point out of
 -- every reach, limb B (weight 1) for a point of a random pose. The share of trials where B
 -- reaches: a weight-0 goal with no pull leaves B free to reach.
-local function weight_row(dim)
+local function weight_row(dim, goal_a)
   seed = 2718
   local reached = 0
   for _ = 1, trials do
@@ -600,6 +600,7 @@ local function weight_row(dim)
     local x, y, z = b:effector()
     for _, c in ipairs({body, a, b}) do straight(c) end
     if dim == 2 then a:set_target(-40, 25); b:set_target(x, y) else a:set_target(-40, 25, 10); b:set_target(x, y, z) end
+    if not goal_a then a:clear_target() end
     rig:configure({iterations = 100})
     rig:solve()
     local ex, ey, ez = b:effector()
@@ -610,8 +611,11 @@ local function weight_row(dim)
 end
 
 print("")
-print("effector_weight = 0: a weight-1 limb's goal met while a weight-0 limb reaches out of reach")
-for _, dim in ipairs({2, 3}) do print(string.format("%dD: %.1f%%", dim, weight_row(dim))) end
+print("effector_weight = 0: a weight-1 limb's goal met while a weight-0 limb reaches out of reach,")
+print("against the same with no goal on the weight-0 limb (what no pull would give)")
+for _, dim in ipairs({2, 3}) do
+  print(string.format("%dD: %.1f%% (no goal: %.1f%%)", dim, weight_row(dim, true), weight_row(dim, false)))
+end
 
 -- ---- max_turn with limits, CCD: runs that arrive ----
 local function max_turn_row(dim, solver)
