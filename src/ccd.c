@@ -6,7 +6,9 @@
  * greed_ramp the fraction rises linearly from greed on the first iteration to 1 on the
  * last. The solve stops early once the tip is within tolerance, checked before the first
  * iteration and after each one; a solve that stops making progress escapes or stops
- * (escape.c).
+ * (escape.c). On a chain with limits, where sweeps crawl (a joint on a bound, the tip near
+ * full reach), it takes joint-space steps instead (ik_limits_finish, limits.c), then the
+ * escape's sweeps; an orientation goal's tip bone is made able to take its goal the same way.
  */
 #include "chain.h"
 

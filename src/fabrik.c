@@ -24,7 +24,10 @@
  * Unreachable (|target - base| >= total length): the chain straightens towards the target
  * in one step, as in the paper; so does a target within tolerance of full reach, which
  * the straight chain reaches and FABRIK's passes approach only very slowly. A solve that
- * stops making progress escapes or stops (escape.c).
+ * stops making progress escapes or stops (escape.c); on a chain with limits it first takes
+ * joint-space steps (ik_limits_finish, limits.c), which do not crawl where the passes and
+ * the limits fight, and an orientation goal's tip bone is made able to take its goal the
+ * same way.
  */
 #include "chain.h"
 

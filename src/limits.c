@@ -319,18 +319,22 @@ ik_status ik_chain_set_points(ik_chain *c, const ik_real *points)
  *
  * The step is damped least squares (Levenberg-Marquardt): the joints' turns d that bring
  * the tip by J d closest to the error e, with lambda^2 |d|^2 added so a straight chain or a
- * singular pose takes a small step, not a wild one: d = J^T (J J^T + lambda^2 I)^-1 e, a 2x2
- * or 3x3 system whatever the chain's length. Limits are bounds: a joint held at a bound that
- * the step would push beyond it (a 2D range, a 3D hinge) leaves the step, which is then
- * solved again without it; a cone or twist takes the step and is moved back within its
- * limits. A step that does not bring the tip closer is undone and the damping raised; one
- * that does lowers it. Each joint turns at most FINISH_MAX_TURN per step, which keeps the
- * linearisation honest.
+ * singular pose takes a small step, not a wild one: d = J^T (J J^T + lambda^2 I)^-1 e, a
+ * system of 2 or 3 rows whatever the chain's length (one or three more with an orientation
+ * goal, see finish_rows). Limits are bounds: a joint held at a bound that the step would push
+ * beyond it leaves the step (a 2D range or a 3D hinge), or loses only that way out (a cone:
+ * its swing away from the parent; a twist: its turn about the bone), and the step is solved
+ * again without it; whatever is left of a turn beyond a limit, the limit then takes back. A
+ * step that does not bring the tip closer is undone and the damping raised; one that does
+ * lowers it. Each joint turns at most FINISH_MAX_TURN per step, which keeps the linearisation
+ * honest.
  *
  * Where the step cannot help (a chain straight along the line to its target: J J^T sees no
- * way to shorten it), the joints with limits turn towards the middle of their ranges: that
+ * way to shorten it), the joints with bounds turn towards the middle of their ranges: that
  * is the way each is allowed to bend, whichever side the pole asks for (a hinge cannot bend
- * towards a pole across its axis). The rest is left to the CCD sweeps (ik_escape_finish).
+ * towards a pole across its axis, where the escape's bend goes). What the steps leave, the
+ * solvers hand to the CCD sweeps of the escape (ik_escape_finish): alternating steps and
+ * sweeps was measured too, and reached less (2D: 97.3% against 98.7% for FABRIK).
  */
 #define FINISH_MAX_TURN 0.4
 #define FINISH_UNBEND 0.3

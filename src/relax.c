@@ -18,7 +18,8 @@
  * Joint limits: a chain with limits is posed from the mapped points after every iteration,
  * each bone within its limits (ik_pose_points), and relaxes on from the joints of that
  * pose, so the limits act during the passes and the points never drift into a pose the
- * limits forbid. A solve that stops making progress escapes or stops (escape.c).
+ * limits forbid. A solve that stops making progress escapes or stops (escape.c); with
+ * limits it first takes joint-space steps (ik_limits_finish, limits.c), as FABRIK does.
  *
  * A chain without limits or pinned joints and a target beyond its reach (or within tolerance of it) goes
  * straight at it in one step, as FABRIK does: that is the pose relaxation converges to, and
