@@ -19,12 +19,11 @@ static ik_real greed_at(const ik_settings *s, int iter)
 }
 
 
-static int ccd_run(ik_chain *c, ik_vec3 target, int m)
+static int ccd_run(ik_chain *c, ik_vec3 target, int m, int iter)
 {
     const ik_settings *s = &c->settings;
     ik_progress progress = ik_progress_start(c, target, m);
-    int iter = 0;
-    if (ik_joint_distance(c, m, target) <= s->tolerance) return 0;
+    if (ik_joint_distance(c, m, target) <= s->tolerance || iter >= s->iterations) return iter;
     for (;;) {
         ik_real distance;
         ik_next next;
@@ -46,7 +45,10 @@ static int ccd_run(ik_chain *c, ik_vec3 target, int m)
 
 int ik_ccd(ik_chain *c, ik_vec3 target, int m)
 {
-    int iter = ccd_run(c, target, m);
+    int iter = 0;
+    /* Tracking a goal with limits: joint-space steps first (limits.c). */
+    if (ik_limits_track(c, target, m, 0, &iter)) return iter;
+    iter = ccd_run(c, target, m, iter);
     /* The point behind an oriented tip bone reached: its parent turned so the tip bone's
        limit lets it take its goal (limits.c). */
     if (c->limited && ik_limits_oriented(c, m) && iter < c->settings.iterations)

@@ -278,6 +278,13 @@ int ik_limits_finish(ik_chain *chain, ik_vec3 target, int m, int iterations, int
  * bone can take its goal within its limit. The solvers end with it on chains with limits.
  */
 int ik_limits_oriented(const ik_chain *chain, int m);
+/*
+ * A solve of a chain with limits whose joint m is already near target (a goal tracked
+ * frame by frame): joint-space steps first, as ik_limits_finish. Returns 1 when they met
+ * the goal (the solve is done), with the steps taken in *used; 0 otherwise (nothing done
+ * when the chain has no limits or is not near).
+ */
+int ik_limits_track(ik_chain *chain, ik_vec3 target, int m, int first, int *used);
 
 /*
  * Poses bone i along world direction dir (unit): its local pose becomes the one that points

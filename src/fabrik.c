@@ -220,12 +220,14 @@ int ik_fab_kick(ik_fab *f)
     return 1;
 }
 
-static int fabrik_run(ik_chain *c, ik_vec3 target, int m, ik_real *distance)
+static int fabrik_run(ik_chain *c, ik_vec3 target, int m, ik_real *distance, int used)
 {
     ik_fab f;
     int done = ik_fab_start(&f, c, target, m, *distance), next;
     *distance = f.distance;
-    if (done >= 0) return done;
+    if (done >= 0) return used + done;
+    f.iter = used;
+    if (f.iter >= c->settings.iterations) return f.iter;
     do {
         if (c->limited) {
             ik_fabrik_backward(c, 0, m, f.end);
@@ -253,7 +255,14 @@ static int fabrik_run(ik_chain *c, ik_vec3 target, int m, ik_real *distance)
 
 int ik_fabrik(ik_chain *c, ik_vec3 target, int m, ik_real *distance)
 {
-    int iter = fabrik_run(c, target, m, distance);
+    int iter = 0;
+    /* Tracking a goal with limits: joint-space steps first (limits.c). */
+    if (ik_limits_track(c, target, m, 0, &iter)) {
+        *distance = NAN;
+        return iter;
+    }
+    if (iter > 0) *distance = NAN;
+    iter = fabrik_run(c, target, m, distance, iter);
     /* The point behind an oriented tip bone reached: its parent turned so the tip bone's
        limit lets it take its goal (limits.c). */
     if (c->limited && ik_limits_oriented(c, m) && iter < c->settings.iterations) {

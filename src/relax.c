@@ -125,16 +125,16 @@ static void relax_pass(ik_chain *c, ik_real *b, ik_vec3 target, int m)
         store(c, b, 1, ik_v3_add(load(c, b, 0), ik_v3_scale(u, len[0])));
 }
 
-static int relax_run(ik_chain *c, ik_vec3 target, int m)
+static int relax_run(ik_chain *c, ik_vec3 target, int m, int iter)
 {
     const ik_settings *s = &c->settings;
     ik_real *b = c->work;
     ik_progress progress;
-    int i, iter = 0, pinned = 0;
+    int i, pinned = 0;
 
     /* No bone before the tip bone (a 1-bone chain with an orientation goal): nothing to
        relax, the tip bone takes its goal afterwards (solve.c). */
-    if (m == 0 || ik_joint_distance(c, m, target) <= s->tolerance) return 0;
+    if (m == 0 || ik_joint_distance(c, m, target) <= s->tolerance || iter >= s->iterations) return iter;
     /* A weight of 0 pins an interior joint: the escape bends only the bones after it. */
     for (i = 1; i < m; i++)
         if (c->weight[i] == 0) pinned = i;
@@ -148,7 +148,7 @@ static int relax_run(ik_chain *c, ik_vec3 target, int m)
     /* A single bone has no constraint to relax: the mapping points it at the target. */
     if (m == 1) {
         take_points(c, b, target, m);
-        return 0;
+        return iter;
     }
     for (;;) {
         ik_real distance;
@@ -176,13 +176,16 @@ static int relax_run(ik_chain *c, ik_vec3 target, int m)
 
 int ik_relax(ik_chain *c, ik_vec3 target, int m)
 {
-    int iter = relax_run(c, target, m), i, pinned = 0;
+    int iter = 0, i, pinned = 0;
+    for (i = 1; i < m; i++)
+        if (c->weight[i] == 0) pinned = i;
+    /* Tracking a goal with limits: joint-space steps first (limits.c), the pinned joints
+       kept. */
+    if (ik_limits_track(c, target, m, pinned, &iter)) return iter;
+    iter = relax_run(c, target, m, iter);
     /* The point behind an oriented tip bone reached: its parent turned so the tip bone's
        limit lets it take its goal (limits.c), the pinned joints kept. */
-    if (c->limited && ik_limits_oriented(c, m) && iter < c->settings.iterations) {
-        for (i = 1; i < m; i++)
-            if (c->weight[i] == 0) pinned = i;
+    if (c->limited && ik_limits_oriented(c, m) && iter < c->settings.iterations)
         iter += ik_limits_finish(c, target, m, c->settings.iterations - iter, pinned);
-    }
     return iter;
 }
