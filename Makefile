@@ -18,7 +18,9 @@
 #                 from Lua 5.4 and LuaJIT against plain Lua, rigs, and the performance
 #                 goals (bench/lua_bench.lua, bench/plain.lua, bench/rigs.lua); success rates
 #                 and mean iterations of the solvers, orientation goals, aiming and rigs
-#                 (bench/rates.lua); what large trees cost at two sizes (bench/trees.lua)
+#                 (bench/rates.lua); with joint limits, chains and rigs from straight, from
+#                 random poses and tracking (bench/limits.lua); what large trees cost at
+#                 two sizes (bench/trees.lua)
 #   make bench-instr  instructions per solve under valgrind's callgrind (bench/instr.sh)
 #   make bench-spine SPINE=dir  the module against Spine's Lua IK constraint (apply1, apply2)
 #                 under Lua 5.4 and LuaJIT (bench/spine.lua); dir: the spine-lua directory of
@@ -256,6 +258,7 @@ bench: deps ik/core.so luajit build/bench/bench
 	IK_CPATH="build/luajit/?.so" luajit bench/lua_bench.lua
 	lua5.4 bench/rates.lua
 	IK_CPATH="build/luajit/?.so" luajit bench/rates.lua
+	lua5.4 bench/limits.lua
 	lua5.4 bench/trees.lua
 	IK_CPATH="build/luajit/?.so" luajit bench/trees.lua
 

@@ -6,7 +6,9 @@
  * greed_ramp the fraction rises linearly from greed on the first iteration to 1 on the
  * last. The solve stops early once the tip is within tolerance, checked before the first
  * iteration and after each one; a solve that stops making progress escapes or stops
- * (escape.c).
+ * (escape.c). On a chain with limits, where sweeps crawl (a joint on a bound, the tip near
+ * full reach), it takes joint-space steps instead (ik_limits_finish, limits.c), then the
+ * escape's sweeps; an orientation goal's tip bone is made able to take its goal the same way.
  */
 #include "chain.h"
 
@@ -17,12 +19,11 @@ static ik_real greed_at(const ik_settings *s, int iter)
 }
 
 
-int ik_ccd(ik_chain *c, ik_vec3 target, int m)
+static int ccd_run(ik_chain *c, ik_vec3 target, int m, int iter)
 {
     const ik_settings *s = &c->settings;
     ik_progress progress = ik_progress_start(c, target, m);
-    int iter = 0;
-    if (ik_joint_distance(c, m, target) <= s->tolerance) return 0;
+    if (ik_joint_distance(c, m, target) <= s->tolerance || iter >= s->iterations) return iter;
     for (;;) {
         ik_real distance;
         ik_next next;
@@ -32,7 +33,25 @@ int ik_ccd(ik_chain *c, ik_vec3 target, int m)
         if (distance <= s->tolerance || iter >= s->iterations) break;
         next = ik_progress_next(c, &progress, distance);
         if (next == IK_STOP) break;
+        if (next == IK_KICK && c->limited) {
+            /* Sweeps crawl against limits: joint-space steps (limits.c), then sweeps again. */
+            iter += ik_limits_finish(c, target, m, s->iterations - iter, 0);
+            return iter + ik_escape_finish(c, target, m, s->iterations - iter, 0);
+        }
         if (next == IK_KICK) ik_escape_kick(c, target, &progress, 0);
     }
+    return iter;
+}
+
+int ik_ccd(ik_chain *c, ik_vec3 target, int m)
+{
+    int iter = 0;
+    /* Tracking a goal with limits: joint-space steps first (limits.c). */
+    if (ik_limits_track(c, target, m, 0, &iter)) return iter;
+    iter = ccd_run(c, target, m, iter);
+    /* The point behind an oriented tip bone reached: its parent turned so the tip bone's
+       limit lets it take its goal (limits.c). */
+    if (c->limited && ik_limits_oriented(c, m) && iter < c->settings.iterations)
+        iter += ik_limits_finish(c, target, m, c->settings.iterations - iter, 0);
     return iter;
 }

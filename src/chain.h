@@ -272,6 +272,26 @@ ik_quat ik_limit_rotation(const ik_limit *limit, ik_quat rotation);
 ik_vec3 ik_limit_backward(const ik_chain *chain, int i, ik_vec3 dir, ik_vec3 child);
 /* Brings every limited bone within its limits (the local pose; the cache goes stale). */
 void ik_chain_clamp_limits(ik_chain *chain);
+/*
+ * A stuck solve on a chain with limits: damped least-squares steps on the joint angles of
+ * bones first..m-1, the limits as bounds, until joint m is within tolerance of target, the
+ * steps gain nothing, or `iterations` steps are spent. The chain must be settled and
+ * current; its world data is current afterwards. Returns the steps used.
+ */
+int ik_limits_finish(ik_chain *chain, ik_vec3 target, int m, int iterations, int first);
+/*
+ * Whether a solve of bones 0..m-1 is for the point behind a tip bone with an orientation
+ * goal and a limit (m = n - 1): ik_limits_finish then also turns bone m - 1 so that the tip
+ * bone can take its goal within its limit. The solvers end with it on chains with limits.
+ */
+int ik_limits_oriented(const ik_chain *chain, int m);
+/*
+ * A solve of a chain with limits whose joint m is already near target (a goal tracked
+ * frame by frame): joint-space steps first, as ik_limits_finish. Returns 1 when they met
+ * the goal (the solve is done), with the steps taken in *used; 0 otherwise (nothing done
+ * when the chain has no limits or is not near).
+ */
+int ik_limits_track(ik_chain *chain, ik_vec3 target, int m, int first, int *used);
 
 /*
  * Poses bone i along world direction dir (unit): its local pose becomes the one that points

@@ -24,7 +24,10 @@
  * Unreachable (|target - base| >= total length): the chain straightens towards the target
  * in one step, as in the paper; so does a target within tolerance of full reach, which
  * the straight chain reaches and FABRIK's passes approach only very slowly. A solve that
- * stops making progress escapes or stops (escape.c).
+ * stops making progress escapes or stops (escape.c); on a chain with limits it first takes
+ * joint-space steps (ik_limits_finish, limits.c), which do not crawl where the passes and
+ * the limits fight, and an orientation goal's tip bone is made able to take its goal the
+ * same way.
  */
 #include "chain.h"
 
@@ -207,6 +210,8 @@ int ik_fab_kick(ik_fab *f)
     const ik_settings *s = &c->settings;
     ik_chain_settle(c);
     if (c->limited) {
+        /* Joint-space steps first (limits.c); what they leave, the CCD sweeps. */
+        f->iter += ik_limits_finish(c, f->target, f->m, s->iterations - f->iter, 0);
         f->iter += ik_escape_finish(c, f->target, f->m, s->iterations - f->iter, 0);
         f->distance = NAN;
         return 0;
@@ -215,12 +220,14 @@ int ik_fab_kick(ik_fab *f)
     return 1;
 }
 
-int ik_fabrik(ik_chain *c, ik_vec3 target, int m, ik_real *distance)
+static int fabrik_run(ik_chain *c, ik_vec3 target, int m, ik_real *distance, int used)
 {
     ik_fab f;
     int done = ik_fab_start(&f, c, target, m, *distance), next;
     *distance = f.distance;
-    if (done >= 0) return done;
+    if (done >= 0) return used + done;
+    f.iter = used;
+    if (f.iter >= c->settings.iterations) return f.iter;
     do {
         if (c->limited) {
             ik_fabrik_backward(c, 0, m, f.end);
@@ -244,4 +251,23 @@ int ik_fabrik(ik_chain *c, ik_vec3 target, int m, ik_real *distance)
     } while (next);
     *distance = f.distance;
     return f.iter;
+}
+
+int ik_fabrik(ik_chain *c, ik_vec3 target, int m, ik_real *distance)
+{
+    int iter = 0;
+    /* Tracking a goal with limits: joint-space steps first (limits.c). */
+    if (ik_limits_track(c, target, m, 0, &iter)) {
+        *distance = NAN;
+        return iter;
+    }
+    if (iter > 0) *distance = NAN;
+    iter = fabrik_run(c, target, m, distance, iter);
+    /* The point behind an oriented tip bone reached: its parent turned so the tip bone's
+       limit lets it take its goal (limits.c). */
+    if (c->limited && ik_limits_oriented(c, m) && iter < c->settings.iterations) {
+        iter += ik_limits_finish(c, target, m, c->settings.iterations - iter, 0);
+        *distance = NAN;
+    }
+    return iter;
 }

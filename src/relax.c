@@ -18,7 +18,8 @@
  * Joint limits: a chain with limits is posed from the mapped points after every iteration,
  * each bone within its limits (ik_pose_points), and relaxes on from the joints of that
  * pose, so the limits act during the passes and the points never drift into a pose the
- * limits forbid. A solve that stops making progress escapes or stops (escape.c).
+ * limits forbid. A solve that stops making progress escapes or stops (escape.c); with
+ * limits it first takes joint-space steps (ik_limits_finish, limits.c), as FABRIK does.
  *
  * A chain without limits or pinned joints and a target beyond its reach (or within tolerance of it) goes
  * straight at it in one step, as FABRIK does: that is the pose relaxation converges to, and
@@ -124,16 +125,16 @@ static void relax_pass(ik_chain *c, ik_real *b, ik_vec3 target, int m)
         store(c, b, 1, ik_v3_add(load(c, b, 0), ik_v3_scale(u, len[0])));
 }
 
-int ik_relax(ik_chain *c, ik_vec3 target, int m)
+static int relax_run(ik_chain *c, ik_vec3 target, int m, int iter)
 {
     const ik_settings *s = &c->settings;
     ik_real *b = c->work;
     ik_progress progress;
-    int i, iter = 0, pinned = 0;
+    int i, pinned = 0;
 
     /* No bone before the tip bone (a 1-bone chain with an orientation goal): nothing to
        relax, the tip bone takes its goal afterwards (solve.c). */
-    if (m == 0 || ik_joint_distance(c, m, target) <= s->tolerance) return 0;
+    if (m == 0 || ik_joint_distance(c, m, target) <= s->tolerance || iter >= s->iterations) return iter;
     /* A weight of 0 pins an interior joint: the escape bends only the bones after it. */
     for (i = 1; i < m; i++)
         if (c->weight[i] == 0) pinned = i;
@@ -147,7 +148,7 @@ int ik_relax(ik_chain *c, ik_vec3 target, int m)
     /* A single bone has no constraint to relax: the mapping points it at the target. */
     if (m == 1) {
         take_points(c, b, target, m);
-        return 0;
+        return iter;
     }
     for (;;) {
         ik_real distance;
@@ -162,9 +163,29 @@ int ik_relax(ik_chain *c, ik_vec3 target, int m)
         case IK_KICK: break;
         }
         ik_chain_settle(c);
-        if (c->limited) return iter + ik_escape_finish(c, target, m, s->iterations - iter, pinned);
+        if (c->limited) {
+            /* Joint-space steps first (limits.c); what they leave, the CCD sweeps. */
+            iter += ik_limits_finish(c, target, m, s->iterations - iter, pinned);
+            return iter + ik_escape_finish(c, target, m, s->iterations - iter, pinned);
+        }
         ik_escape_kick(c, target, &progress, pinned);
         memcpy(b, c->joint, (size_t)m * (size_t)c->dim * sizeof *b);
     }
+    return iter;
+}
+
+int ik_relax(ik_chain *c, ik_vec3 target, int m)
+{
+    int iter = 0, i, pinned = 0;
+    for (i = 1; i < m; i++)
+        if (c->weight[i] == 0) pinned = i;
+    /* Tracking a goal with limits: joint-space steps first (limits.c), the pinned joints
+       kept. */
+    if (ik_limits_track(c, target, m, pinned, &iter)) return iter;
+    iter = relax_run(c, target, m, iter);
+    /* The point behind an oriented tip bone reached: its parent turned so the tip bone's
+       limit lets it take its goal (limits.c), the pinned joints kept. */
+    if (c->limited && ik_limits_oriented(c, m) && iter < c->settings.iterations)
+        iter += ik_limits_finish(c, target, m, c->settings.iterations - iter, pinned);
     return iter;
 }

@@ -1,0 +1,649 @@
+-- Joint limits: success rates, mean iterations and ns per solve of chains and rigs with
+-- limits, against the same bodies without them.
+--   lua5.4 bench/limits.lua [trials]     (from the repository root; default 1000)
+-- A workload of its own, made apart from bench/rates.lua and bench/rigs.lua (its own
+-- bodies, limits, random numbers and animation), so the figures do not share their
+-- blind spots. Every goal is taken from a random pose within the limits, so every goal is
+-- reachable; tolerance 1e-3 on bodies about 10 units across. Each chain row is solved from
+-- the straight pose and from a random pose within the limits, and tracks a smooth goal
+-- path at 10 iterations a frame (frames with every goal met; the largest change of a
+-- joint's local rotation between two frames, next to the largest the animation itself
+-- makes). A Park-Miller generator makes the trials the same in every VM.
+package.path = "lua/?.lua;lua/?/init.lua;bench/?.lua;" .. package.path
+package.cpath = (os.getenv("IK_CPATH") or "./?.so") .. ";" .. package.cpath
+local ik = require("ik")
+
+local trials = tonumber(arg[1]) or 1000
+local frames = trials
+local pi, sqrt, sin, cos, abs = math.pi, math.sqrt, math.sin, math.cos, math.abs
+local clock = os.clock
+
+local seed
+local function random() -- uniform in [0, 1); 48271 * seed < 2^47 is exact in a double
+  seed = (48271 * seed) % 2147483647
+  return seed / 2147483647
+end
+local function uniform(a, b) return a + (b - a) * random() end
+
+local function axis_angle(x, y, z, a)
+  local l = sqrt(x * x + y * y + z * z)
+  local s = sin(a / 2) / l
+  return cos(a / 2), x * s, y * s, z * s
+end
+
+local function multiply(aw, ax, ay, az, bw, bx, by, bz)
+  return aw * bw - ax * bx - ay * by - az * bz, aw * bx + ax * bw + ay * bz - az * by,
+    aw * by - ax * bz + ay * bw + az * bx, aw * bz + ax * by - ay * bx + az * bw
+end
+
+-- The angle of the turn between two unit quaternions, in [0, pi].
+local function turn_between(aw, ax, ay, az, bw, bx, by, bz)
+  local w, x, y, z = multiply(aw, -ax, -ay, -az, bw, bx, by, bz)
+  return 2 * math.atan(sqrt(x * x + y * y + z * z), abs(w))
+end
+local function wrap(a) return a - 2 * pi * math.floor((a + pi) / (2 * pi)) end
+
+-- ---- limits, kept as tables so poses within them can be drawn ----
+-- 2D: {min, max}. 3D: {hinge = {x, y, z}, min, max} or {cone = half angle, twist = {min, max}}.
+
+local function apply_limits(chain, limits)
+  for i, l in ipairs(limits) do
+    if l.free then
+      chain:clear_limit(i)
+    elseif chain:dim() == 2 then
+      chain:set_limit(i, l.min, l.max)
+    elseif l.hinge then
+      chain:set_hinge(i, l.hinge[1], l.hinge[2], l.hinge[3], l.min, l.max)
+    else
+      chain:set_cone(i, l.cone)
+      chain:set_twist(i, l.twist[1], l.twist[2])
+    end
+  end
+end
+
+-- A pose within the limits at parameters u (each in [0, 1]): 2D the angle; 3D a hinge's
+-- angle, or a swing about an axis across the bone and a twist.
+local function pose_at(limits, dim, u, out)
+  for i, l in ipairs(limits) do
+    local p = u[i]
+    if dim == 2 then
+      out[i] = l.min + (l.max - l.min) * p[1]
+    else
+      local w, x, y, z
+      if l.hinge then
+        w, x, y, z = axis_angle(l.hinge[1], l.hinge[2], l.hinge[3], l.min + (l.max - l.min) * p[1])
+      else
+        local a = 2 * pi * p[1]
+        local sw, sx, sy, sz = axis_angle(0, cos(a), sin(a), l.cone * p[2])
+        w, x, y, z = multiply(sw, sx, sy, sz,
+          axis_angle(1, 0, 0, l.twist[1] + (l.twist[2] - l.twist[1]) * p[3]))
+      end
+      out[4 * i - 3], out[4 * i - 2], out[4 * i - 1], out[4 * i] = w, x, y, z
+    end
+  end
+  return out
+end
+
+local function random_u(n, u)
+  for i = 1, n do u[i] = {random(), sqrt(random()), random()} end
+  return u
+end
+
+local function set_pose(chain, pose)
+  if chain:dim() == 2 then chain:set_angles(pose) else chain:set_rotations(pose) end
+end
+
+local function straight(chain)
+  local t = {}
+  for i = 1, #chain do
+    if chain:dim() == 2 then t[i] = 0 else t[4 * i - 3], t[4 * i - 2], t[4 * i - 1], t[4 * i] = 1, 0, 0, 0 end
+  end
+  set_pose(chain, t)
+end
+
+-- The largest change of a local rotation of chain between pose a and pose b (flat tables).
+local function largest_change(dim, n, a, b)
+  local worst = 0
+  for i = 1, n do
+    local d
+    if dim == 2 then
+      d = abs(wrap(a[i] - b[i]))
+    else
+      local k = 4 * i - 3
+      d = turn_between(a[k], a[k + 1], a[k + 2], a[k + 3], b[k], b[k + 1], b[k + 2], b[k + 3])
+    end
+    if d > worst then worst = d end
+  end
+  return worst
+end
+
+local function read_pose(chain, out)
+  if chain:dim() == 2 then return chain:angles(out) end
+  return chain:rotations(out)
+end
+
+-- ---- single chains ----
+
+-- Random limits of a row's kind. Every range holds 0, so the straight pose is a rest pose
+-- the limits allow, as on a body.
+local function limits_2d(n)
+  local limits = {}
+  for i = 1, n do
+    local width = uniform(0.5, 3)
+    local min = -width * random()
+    limits[i] = {min = min, max = min + width}
+  end
+  return limits
+end
+
+local function limits_3d(n)
+  local limits = {}
+  for i = 1, n do
+    if random() < 0.4 then -- a hinge about an axis across the bone
+      local a = uniform(0, 2 * pi)
+      local width = uniform(1, 2.6)
+      local min = -width * random()
+      limits[i] = {hinge = {0, cos(a), sin(a)}, min = min, max = min + width}
+    else
+      local t = uniform(0.3, 1.5)
+      limits[i] = {cone = uniform(pi / 6, pi / 2), twist = {-t * random(), t * random()}}
+    end
+  end
+  return limits
+end
+
+local function ns(seconds, count) return count > 0 and 1e9 * seconds / count or 0 end
+
+local function solve_at(chain, dim, x, y, z)
+  if dim == 2 then return chain:solve(x, y) end
+  return chain:solve(x, y, z)
+end
+
+-- One row: trials of a fresh chain (row.make() returns chain, limits, dim) solved from
+-- straight and from a random pose; then tracking.
+local function chain_row(row)
+  local out = {}
+  for _, start in ipairs({"straight", "random"}) do
+    seed = 20261126
+    local reached, iterations, seconds = 0, 0, 0
+    for _ = 1, trials do
+      local chain, limits, dim = row.make()
+      local n = #chain
+      local goal = pose_at(limits, dim, random_u(n, {}), {})
+      set_pose(chain, goal)
+      local x, y, z = chain:effector()
+      if row.orientation and dim == 2 then chain:set_target_angle(chain:world_angle(n))
+      elseif row.orientation then chain:set_target_rotation(chain:world_rotation(n)) end
+      if start == "straight" then straight(chain) else set_pose(chain, pose_at(limits, dim, random_u(n, {}), {})) end
+      if row.unlimited then for i = 1, n do chain:clear_limit(i) end end
+      local t0 = clock()
+      local ok, _, its = solve_at(chain, dim, x, y, z)
+      seconds = seconds + clock() - t0
+      if ok then reached = reached + 1 end
+      iterations = iterations + its
+    end
+    out[start] = {rate = 100 * reached / trials, its = iterations / trials, ns = ns(seconds, trials)}
+  end
+  -- Tracking: one chain, its pose parameters moving along smooth closed curves.
+  seed = 777
+  local chain, limits, dim = row.make()
+  local n = #chain
+  if row.unlimited then for i = 1, n do chain:clear_limit(i) end end
+  chain:configure({iterations = 10})
+  local phase, speed = {}, {}
+  for i = 1, 3 * n do phase[i], speed[i] = uniform(0, 2 * pi), uniform(0.5, 1.5) end
+  local u = {}
+  local function animate(f)
+    for i = 1, n do
+      local p = {}
+      for k = 1, 3 do
+        local j = 3 * (i - 1) + k
+        p[k] = 0.5 + 0.45 * sin(phase[j] + 0.03 * speed[j] * f)
+      end
+      p[1] = dim == 3 and not limits[i].hinge and (phase[3 * i - 2] + 0.02 * speed[3 * i - 2] * f) / (2 * pi) or p[1]
+      u[i] = p
+    end
+    return pose_at(limits, dim, u, {})
+  end
+  local wanted = animate(0)
+  set_pose(chain, wanted)
+  local before, after = read_pose(chain, {}), {}
+  local met, worst, worst_wanted, seconds, iterations = 0, 0, 0, 0, 0
+  local scratch = ik[dim == 2 and "chain2d" or "chain3d"]((function()
+    local l = {} for i = 1, n do l[i] = chain:length(i) end return l end)())
+  for f = 1, frames do
+    local pose = animate(f)
+    worst_wanted = math.max(worst_wanted, largest_change(dim, n, wanted, pose))
+    wanted = pose
+    set_pose(scratch, pose)
+    local x, y, z = scratch:effector()
+    if row.orientation and dim == 2 then chain:set_target_angle(scratch:world_angle(n))
+    elseif row.orientation then chain:set_target_rotation(scratch:world_rotation(n)) end
+    local t0 = clock()
+    local ok, _, its = solve_at(chain, dim, x, y, z)
+    seconds = seconds + clock() - t0
+    iterations = iterations + its
+    if ok then met = met + 1 end
+    read_pose(chain, after)
+    worst = math.max(worst, largest_change(dim, n, before, after))
+    before, after = after, before
+  end
+  out.tracking = {rate = 100 * met / frames, its = iterations / frames, ns = ns(seconds, frames),
+    worst = worst, wanted = worst_wanted}
+  return out
+end
+
+local function lengths_of(n, reach)
+  local l, sum = {}, 0
+  for i = 1, n do l[i] = uniform(0.6, 1.4); sum = sum + l[i] end
+  for i = 1, n do l[i] = l[i] * reach / sum end
+  return l
+end
+
+local function single(dim, n, solver, extra)
+  return function()
+    local chain = dim == 2 and ik.chain2d(lengths_of(n, 10)) or ik.chain3d(lengths_of(n, 10))
+    local limits = dim == 2 and limits_2d(n) or limits_3d(n)
+    apply_limits(chain, limits)
+    local s = {solver = solver, iterations = 64, tolerance = 1e-3}
+    for k, v in pairs(extra or {}) do s[k] = v end
+    chain:configure(s)
+    return chain, limits, dim
+  end
+end
+
+local function print_header(title)
+  print("")
+  print(title)
+  print(string.format("%-34s %-22s %-22s %-22s %s", "row", "from straight", "from random",
+    "tracking (10 it/frame)", "largest change (anim.)"))
+  print(string.format("%-34s %-22s %-22s %-22s", "", "rate  its  ns", "rate  its  ns", "rate  its  ns"))
+end
+
+local function cell(r) return string.format("%5.1f%% %5.1f %7.0f", r.rate, r.its, r.ns) end
+
+local function print_chain_row(name, r)
+  print(string.format("%-34s %-22s %-22s %-22s %.3f (%.3f)", name, cell(r.straight), cell(r.random),
+    cell(r.tracking), r.tracking.worst, r.tracking.wanted))
+end
+
+print(string.format("%s: %d trials a row, tolerance 1e-3, bodies 10 units across", ik._VERSION, trials))
+print_header("Single chains: limits drawn per trial (ranges about 0), goals from random poses within them")
+for _, dim in ipairs({2, 3}) do
+  for _, limited in ipairs({true, false}) do
+    for _, solver in ipairs({"fabrik", "ccd", "relax"}) do
+      local n = dim == 2 and 6 or 7
+      local make = single(dim, n, solver)
+      local r = chain_row({make = make, unlimited = not limited})
+      print_chain_row(string.format("%dD %d bones %-6s %s", dim, n, solver, limited and "limits" or "free"), r)
+    end
+  end
+end
+for _, dim in ipairs({2, 3}) do
+  for _, solver in ipairs({"ccd", "fabrik", "relax"}) do
+    local r = chain_row({make = single(dim, 3, solver), orientation = true})
+    print_chain_row(string.format("%dD 3 bones %-6s limits+orient.", dim, solver), r)
+  end
+end
+
+-- ---- the knee: a 2-bone leg, knee range (0, 2.5), from straight, target at 99.4% of reach ----
+
+local function knee_row(solver)
+  seed = 99
+  local reached, iterations, seconds = 0, 0, 0
+  for _ = 1, trials do
+    local leg = ik.chain2d({5, 4.6})
+    leg:set_limit(2, 0, 2.5)
+    leg:configure({solver = solver, iterations = 64, tolerance = 1e-3})
+    local a = uniform(-pi, pi)
+    local d = 0.994 * 9.6
+    local t0 = clock()
+    local ok, _, its = leg:solve(d * cos(a), d * sin(a))
+    seconds = seconds + clock() - t0
+    if ok then reached = reached + 1 end
+    iterations = iterations + its
+  end
+  return {rate = 100 * reached / trials, its = iterations / trials, ns = ns(seconds, trials)}
+end
+
+print("")
+print("Knee: 2D leg {5, 4.6}, knee range (0, 2.5), straight, target at 99.4% of reach, random direction")
+for _, solver in ipairs({"fabrik", "ccd", "relax", "two_bone"}) do
+  print(string.format("%-34s %s", "knee " .. solver, cell(knee_row(solver))))
+end
+
+-- ---- the 3D arm of the issue, from its straight rest pose, target at ~82% of reach ----
+
+local arm_limits = {{cone = 80 * pi / 180, twist = {-1.5, 1.5}},
+  {hinge = {0, 0, 1}, min = 0, max = 150 * pi / 180},
+  {cone = 0.7, twist = {-0.5, 0.5}}}
+local function arm_row(solver, pole)
+  seed = 4242
+  local reached, iterations, seconds = 0, 0, 0
+  local probe = ik.chain3d({3, 2.8, 0.9})
+  for _ = 1, trials do
+    -- a goal from a random pose within the limits whose tip is 80% to 84% of the reach away
+    local x, y, z
+    repeat
+      set_pose(probe, pose_at(arm_limits, 3, random_u(3, {}), {}))
+      x, y, z = probe:effector()
+      local d = sqrt(x * x + y * y + z * z) / 6.7
+    until d >= 0.80 and d <= 0.84
+    local arm = ik.chain3d({3, 2.8, 0.9})
+    apply_limits(arm, arm_limits)
+    arm:configure({solver = solver, iterations = 64, tolerance = 1e-3, pole = pole})
+    local t0 = clock()
+    local ok, _, its = arm:solve(x, y, z)
+    seconds = seconds + clock() - t0
+    if ok then reached = reached + 1 end
+    iterations = iterations + its
+  end
+  return {rate = 100 * reached / trials, its = iterations / trials, ns = ns(seconds, trials)}
+end
+
+print("")
+print("3D arm: shoulder cone 80 deg, elbow hinge z (0, 150 deg), wrist cone and twist; straight rest,")
+print("goals from poses within the limits at 80-84% of reach")
+for _, pole in ipairs({{0, 0, -1}, {0, 0, 1}, false}) do
+  for _, solver in ipairs({"fabrik", "ccd", "relax"}) do
+    local name = string.format("arm %-6s pole %s", solver,
+      pole and string.format("{%g,%g,%g}", pole[1], pole[2], pole[3]) or "false")
+    print(string.format("%-34s %s", name, cell(arm_row(solver, pole))))
+  end
+end
+
+-- ---- rigs ----
+-- A body: chains given as {lengths, parent index, joint, offset (2D angle, 3D {axis, angle}),
+-- limits 2D, limits 3D}; the first chain is the root. Goals: every chain's tip but the root's.
+
+local function make_rig(spec, dim, limited)
+  local chains, limits = {}, {}
+  for k, c in ipairs(spec.chains) do
+    local chain = dim == 2 and ik.chain2d(c.lengths) or ik.chain3d(c.lengths)
+    if k == 1 then
+      if dim == 2 then chain:set_base(0, 0, c.offset) else chain:set_base(0, 0, 0, axis_angle(0, 0, 1, c.offset)) end
+    elseif dim == 2 then
+      chain:attach(chains[c.parent], c.joint, c.offset)
+    else
+      local a = c.axis or {0, 0, 1}
+      chain:attach(chains[c.parent], c.joint, axis_angle(a[1], a[2], a[3], c.offset))
+    end
+    limits[k] = dim == 2 and c.l2 or c.l3
+    if limited then apply_limits(chain, limits[k]) end
+    chains[k] = chain
+  end
+  return chains, limits
+end
+
+local function r2(min, max) return {min = min, max = max} end
+local function cone(c, t) return {cone = c, twist = {-t, t}} end
+local function hinge(min, max) return {hinge = {0, 0, 1}, min = min, max = max} end
+
+-- A humanoid about 10 units tall: a 3-bone spine up from the hips (bending a little), a
+-- 2-bone neck and two 3-bone arms on its top, two 3-bone legs on its base.
+local humanoid = {name = "humanoid", chains = {
+  {lengths = {1.1, 1.1, 1.1}, offset = pi / 2,
+    l2 = {r2(-0.25, 0.25), r2(-0.25, 0.25), r2(-0.25, 0.25)},
+    l3 = {cone(0.25, 0.2), cone(0.25, 0.2), cone(0.25, 0.2)}},
+  {lengths = {0.5, 0.5}, parent = 1, joint = 4, offset = 0,
+    l2 = {r2(-0.5, 0.5), r2(-0.5, 0.5)}, l3 = {cone(0.5, 0.6), cone(0.5, 0.6)}},
+  {lengths = {1.5, 1.4, 0.5}, parent = 1, joint = 4, offset = 2.2, axis = {0.3, 0.2, 1},
+    l2 = {r2(-1.4, 1.4), r2(0, 2.5), r2(-0.8, 0.8)},
+    l3 = {cone(1.4, 1.2), hinge(0, 2.5), cone(0.8, 0.6)}},
+  {lengths = {1.5, 1.4, 0.5}, parent = 1, joint = 4, offset = -2.2, axis = {-0.3, 0.2, 1},
+    l2 = {r2(-1.4, 1.4), r2(-2.5, 0), r2(-0.8, 0.8)},
+    l3 = {cone(1.4, 1.2), hinge(-2.5, 0), cone(0.8, 0.6)}},
+  {lengths = {2.2, 2.1, 0.6}, parent = 1, joint = 1, offset = pi - 0.2, axis = {0.2, 0, 1},
+    l2 = {r2(-1.2, 1.2), r2(-2.5, 0), r2(-0.6, 0.6)},
+    l3 = {cone(1.2, 0.5), hinge(-2.5, 0), cone(0.6, 0.3)}},
+  {lengths = {2.2, 2.1, 0.6}, parent = 1, joint = 1, offset = -pi + 0.2, axis = {-0.2, 0, 1},
+    l2 = {r2(-1.2, 1.2), r2(0, 2.5), r2(-0.6, 0.6)},
+    l3 = {cone(1.2, 0.5), hinge(0, 2.5), cone(0.6, 0.3)}},
+}}
+
+-- A quadruped about 10 units long: a 2-bone back (the root, horizontal), four 3-bone legs
+-- (two on each end, knees of the hind legs bending the other way), a 2-bone neck.
+local function leg(joint, offset, axis, knee_min, knee_max)
+  return {lengths = {1.6, 1.5, 0.6}, parent = 1, joint = joint, offset = offset, axis = axis,
+    l2 = {r2(-1, 1), r2(knee_min, knee_max), r2(-0.7, 0.7)},
+    l3 = {cone(1.0, 0.4), hinge(knee_min, knee_max), cone(0.7, 0.3)}}
+end
+local quadruped = {name = "quadruped", chains = {
+  {lengths = {2.5, 2.5}, offset = 0,
+    l2 = {r2(-0.3, 0.3), r2(-0.3, 0.3)}, l3 = {cone(0.3, 0.2), cone(0.3, 0.2)}},
+  leg(1, -pi / 2, {0.3, 0, 1}, 0, 2.4), leg(1, -pi / 2, {-0.3, 0, 1}, 0, 2.4),
+  leg(3, -pi / 2, {0.3, 0, 1}, -2.4, 0), leg(3, -pi / 2, {-0.3, 0, 1}, -2.4, 0),
+  {lengths = {1.2, 1.0}, parent = 1, joint = 3, offset = 0.8,
+    l2 = {r2(-0.8, 0.8), r2(-0.8, 0.8)}, l3 = {cone(0.8, 0.5), cone(0.8, 0.5)}},
+}}
+
+local function rig_pose(chains, limits, dim, us)
+  for k, c in ipairs(chains) do set_pose(c, pose_at(limits[k], dim, us[k], {})) end
+end
+
+local function rig_goals(chains, dim, rig_targets)
+  for k = 2, #chains do
+    local x, y, z = chains[k]:effector()
+    rig_targets[k] = {x, y, z}
+  end
+  return rig_targets
+end
+
+local function set_goals(chains, dim, goals)
+  for k = 2, #chains do
+    local g = goals[k]
+    if dim == 2 then chains[k]:set_target(g[1], g[2]) else chains[k]:set_target(g[1], g[2], g[3]) end
+  end
+end
+
+local function rig_row(spec, dim, solver, limited)
+  local chains, limits = make_rig(spec, dim, limited)
+  local rig = ik.rig(chains)
+  local out = {}
+  for _, start in ipairs({"straight", "random"}) do
+    seed = 31337
+    rig:configure({solver = solver, iterations = 100, tolerance = 1e-3})
+    local reached, iterations, seconds = 0, 0, 0
+    for _ = 1, trials do
+      local us = {}
+      for k, c in ipairs(chains) do us[k] = random_u(#c, {}) end
+      rig_pose(chains, limits, dim, us)
+      set_goals(chains, dim, rig_goals(chains, dim, {}))
+      if start == "straight" then
+        for _, c in ipairs(chains) do straight(c) end
+      else
+        for k, c in ipairs(chains) do us[k] = random_u(#c, {}) end
+        rig_pose(chains, limits, dim, us)
+      end
+      local t0 = clock()
+      local ok, _, its = rig:solve()
+      seconds = seconds + clock() - t0
+      if ok then reached = reached + 1 end
+      iterations = iterations + its
+    end
+    out[start] = {rate = 100 * reached / trials, its = iterations / trials, ns = ns(seconds, trials)}
+  end
+  -- tracking: every joint's parameters along smooth closed curves, 10 iterations a frame
+  seed = 555
+  rig:configure({solver = solver, iterations = 10, tolerance = 1e-3})
+  local phase = {}
+  for k, c in ipairs(chains) do
+    phase[k] = {}
+    for i = 1, 3 * #c do phase[k][i] = {uniform(0, 2 * pi), uniform(0.5, 1.5)} end
+  end
+  local function animate(f)
+    local us = {}
+    for k, c in ipairs(chains) do
+      us[k] = {}
+      for i = 1, #c do
+        local p = {}
+        for j = 1, 3 do
+          local ph = phase[k][3 * (i - 1) + j]
+          p[j] = 0.5 + 0.45 * sin(ph[1] + 0.03 * ph[2] * f)
+        end
+        us[k][i] = p
+      end
+    end
+    return us
+  end
+  local probe = make_rig(spec, dim, false)
+  local function wanted_poses(f)
+    local us = animate(f)
+    local poses = {}
+    for k, c in ipairs(probe) do
+      poses[k] = pose_at(limits[k], dim, us[k], {})
+      set_pose(c, poses[k])
+    end
+    return poses
+  end
+  local wanted = wanted_poses(0)
+  for k, c in ipairs(chains) do set_pose(c, wanted[k]) end
+  local before = {}
+  for k, c in ipairs(chains) do before[k] = read_pose(c, {}) end
+  local met, worst, worst_wanted, seconds, iterations = 0, 0, 0, 0, 0
+  for f = 1, frames do
+    local poses = wanted_poses(f)
+    for k, c in ipairs(chains) do
+      worst_wanted = math.max(worst_wanted, largest_change(dim, #c, wanted[k], poses[k]))
+    end
+    wanted = poses
+    set_goals(chains, dim, rig_goals(probe, dim, {}))
+    local t0 = clock()
+    local ok, _, its = rig:solve()
+    seconds = seconds + clock() - t0
+    iterations = iterations + its
+    if ok then met = met + 1 end
+    for k, c in ipairs(chains) do
+      local after = read_pose(c, {})
+      worst = math.max(worst, largest_change(dim, #c, before[k], after))
+      before[k] = after
+    end
+  end
+  out.tracking = {rate = 100 * met / frames, its = iterations / frames, ns = ns(seconds, frames),
+    worst = worst, wanted = worst_wanted}
+  return out
+end
+
+print_header("Rigs: goals at every limb's tip from random poses of the whole body within its limits, 100 it")
+for _, spec in ipairs({humanoid, quadruped}) do
+  for _, dim in ipairs({2, 3}) do
+    for _, limited in ipairs({true, false}) do
+      for _, solver in ipairs({"fabrik", "relax"}) do
+        local r = rig_row(spec, dim, solver, limited)
+        print_chain_row(string.format("%s %dD %-6s %s", spec.name, dim, solver,
+          limited and "limits" or "free"), r)
+      end
+    end
+  end
+end
+
+-- ---- the repro of the issue: an arm on a one-bone body, against the same bones as one chain ----
+
+local function repro_row(as_rig)
+  seed = 1818
+  local limits = {{free = true}, r2(-0.3, 0.3), r2(-1, 2), r2(0, 2.6)}
+  local probe = ik.chain2d({1.0, 0.8, 1.5, 1.4})
+  local reached, iterations, seconds = 0, 0, 0
+  for _ = 1, trials do
+    local u = random_u(4, {})
+    local pose = {uniform(-pi, pi)}
+    for i = 2, 4 do pose[i] = limits[i].min + (limits[i].max - limits[i].min) * u[i][1] end
+    probe:set_angles(pose)
+    local x, y = probe:effector()
+    local ok, its, t0
+    if as_rig then
+      local body, arm = ik.chain2d({1.0}), ik.chain2d({0.8, 1.5, 1.4})
+      arm:attach(body, 2, 0)
+      arm:set_limit(1, -0.3, 0.3); arm:set_limit(2, -1, 2); arm:set_limit(3, 0, 2.6)
+      local rig = ik.rig({body, arm})
+      rig:configure({iterations = 100})
+      arm:set_target(x, y)
+      t0 = clock()
+      ok, _, its = rig:solve()
+    else
+      local one = ik.chain2d({1.0, 0.8, 1.5, 1.4})
+      one:set_limit(2, -0.3, 0.3); one:set_limit(3, -1, 2); one:set_limit(4, 0, 2.6)
+      one:configure({iterations = 100})
+      t0 = clock()
+      ok, _, its = one:solve(x, y)
+    end
+    seconds = seconds + clock() - t0
+    if ok then reached = reached + 1 end
+    iterations = iterations + its
+  end
+  return {rate = 100 * reached / trials, its = iterations / trials, ns = ns(seconds, trials)}
+end
+
+print("")
+print("The issue's repro: {1.0, 0.8, 1.5, 1.4}, limits on bones 2-4, straight start, 100 it, FABRIK")
+print(string.format("%-34s %s", "as one chain", cell(repro_row(false))))
+print(string.format("%-34s %s", "as a rig (body + arm)", cell(repro_row(true))))
+
+-- ---- effector_weight = 0 (measured, not fixed here: rig.c) ----
+-- A 2D creature: a body with two 3-bone limbs; limb A (weight 0) reaches for a point out of
+-- every reach, limb B (weight 1) for a point of a random pose. The share of trials where B
+-- reaches: a weight-0 goal with no pull leaves B free to reach.
+local function weight_row(dim, goal_a)
+  seed = 2718
+  local reached = 0
+  for _ = 1, trials do
+    local body = dim == 2 and ik.chain2d({1.5, 1.5}) or ik.chain3d({1.5, 1.5})
+    local a = dim == 2 and ik.chain2d({1.2, 1.2, 1.2}) or ik.chain3d({1.2, 1.2, 1.2})
+    local b = dim == 2 and ik.chain2d({1.2, 1.2, 1.2}) or ik.chain3d({1.2, 1.2, 1.2})
+    if dim == 2 then a:attach(body, 3, 1.0); b:attach(body, 3, -1.0)
+    else a:attach(body, 3, axis_angle(0, 0, 1, 1.0)); b:attach(body, 3, axis_angle(0, 0, 1, -1.0)) end
+    local rig = ik.rig({body, a, b})
+    a:configure({effector_weight = 0})
+    for _, c in ipairs({body, a, b}) do
+      for i = 1, #c do if dim == 2 then c:set_angle(i, uniform(-1, 1)) else c:set_rotation(i, axis_angle(uniform(-1, 1), uniform(-1, 1), uniform(-1, 1), uniform(0, 1))) end end
+    end
+    local x, y, z = b:effector()
+    for _, c in ipairs({body, a, b}) do straight(c) end
+    if dim == 2 then a:set_target(-40, 25); b:set_target(x, y) else a:set_target(-40, 25, 10); b:set_target(x, y, z) end
+    if not goal_a then a:clear_target() end
+    rig:configure({iterations = 100})
+    rig:solve()
+    local ex, ey, ez = b:effector()
+    local d = sqrt((ex - x) ^ 2 + (ey - y) ^ 2 + (dim == 3 and (ez - z) ^ 2 or 0))
+    if d <= 1e-3 then reached = reached + 1 end
+  end
+  return 100 * reached / trials
+end
+
+print("")
+print("effector_weight = 0: a weight-1 limb's goal met while a weight-0 limb reaches out of reach,")
+print("against the same with no goal on the weight-0 limb (what no pull would give)")
+for _, dim in ipairs({2, 3}) do
+  print(string.format("%dD: %.1f%% (no goal: %.1f%%)", dim, weight_row(dim, true), weight_row(dim, false)))
+end
+
+-- ---- max_turn with limits, CCD: runs that arrive ----
+local function max_turn_row(dim, solver)
+  seed = 161803
+  local arrived, frames_used = 0, 0
+  for _ = 1, math.floor(trials / 4) do
+    local n = dim == 2 and 6 or 7
+    local chain = dim == 2 and ik.chain2d(lengths_of(n, 10)) or ik.chain3d(lengths_of(n, 10))
+    local limits = dim == 2 and limits_2d(n) or limits_3d(n)
+    apply_limits(chain, limits)
+    chain:configure({solver = solver, max_turn = 0.1, iterations = 10})
+    set_pose(chain, pose_at(limits, dim, random_u(n, {}), {}))
+    local x, y, z = chain:effector()
+    set_pose(chain, pose_at(limits, dim, random_u(n, {}), {}))
+    for f = 1, 200 do
+      if solve_at(chain, dim, x, y, z) then arrived = arrived + 1; frames_used = frames_used + f; break end
+    end
+  end
+  local runs = math.floor(trials / 4)
+  return 100 * arrived / runs, arrived > 0 and frames_used / arrived or 0
+end
+
+print("")
+print("max_turn 0.1 with limits: runs (a goal from a pose within the limits, 10 it a frame) that")
+print("arrive within 200 frames, and the mean frames they take")
+for _, dim in ipairs({2, 3}) do
+  for _, solver in ipairs({"ccd", "fabrik", "relax"}) do
+    local rate, f = max_turn_row(dim, solver)
+    print(string.format("%dD %-6s %5.1f%% %6.1f frames", dim, solver, rate, f))
+  end
+end
