@@ -280,6 +280,12 @@ void ik_chain_clamp_limits(ik_chain *chain);
  */
 int ik_limits_finish(ik_chain *chain, ik_vec3 target, int m, int iterations, int first);
 /*
+ * Solves the symmetric positive definite k x k system a y = e by Cholesky (a: rows of
+ * `stride` numbers; its lower half is overwritten by the factor); 0 when a is not positive
+ * definite (or a pivot is not finite). The joint-space steps of chains and rigs.
+ */
+int ik_solve_spd(ik_real *a, int stride, int k, const ik_real *e, ik_real *y);
+/*
  * Whether a solve of bones 0..m-1 is for the point behind a tip bone with an orientation
  * goal and a limit (m = n - 1): ik_limits_finish then also turns bone m - 1 so that the tip
  * bone can take its goal within its limit. The solvers end with it on chains with limits.

@@ -545,31 +545,30 @@ static ik_vec3 joint_turn(const ik_chain *c, int j, int mode, ik_vec3 r, const f
     return w;
 }
 
-/* Solves the symmetric positive definite k x k system a y = e (Cholesky); 0 when it fails. */
-static int solve_spd(ik_real a[6][6], const ik_real *e, int k, ik_real *y)
+int ik_solve_spd(ik_real *a, int stride, int k, const ik_real *e, ik_real *y)
 {
     int i, j, l;
     for (i = 0; i < k; i++) {
         for (j = 0; j <= i; j++) {
-            ik_real sum = a[i][j];
-            for (l = 0; l < j; l++) sum -= a[i][l] * a[j][l];
+            ik_real sum = a[i * stride + j];
+            for (l = 0; l < j; l++) sum -= a[i * stride + l] * a[j * stride + l];
             if (i == j) {
-                if (!(sum > 0)) return 0;
-                a[i][i] = sqrt(sum);
+                if (!(sum > 0 && isfinite(sum))) return 0;
+                a[i * stride + i] = sqrt(sum);
             } else {
-                a[i][j] = sum / a[j][j];
+                a[i * stride + j] = sum / a[j * stride + j];
             }
         }
     }
     for (i = 0; i < k; i++) { /* L z = e */
         ik_real sum = e[i];
-        for (l = 0; l < i; l++) sum -= a[i][l] * y[l];
-        y[i] = sum / a[i][i];
+        for (l = 0; l < i; l++) sum -= a[i * stride + l] * y[l];
+        y[i] = sum / a[i * stride + i];
     }
     for (i = k - 1; i >= 0; i--) { /* L^T y = z */
         ik_real sum = y[i];
-        for (l = i + 1; l < k; l++) sum -= a[l][i] * y[l];
-        y[i] = sum / a[i][i];
+        for (l = i + 1; l < k; l++) sum -= a[l * stride + i] * y[l];
+        y[i] = sum / a[i * stride + i];
     }
     return 1;
 }
@@ -622,7 +621,7 @@ static int finish_step(ik_chain *c, int m, int first, const finish_rows *rows, i
                 for (k = 0; k < rows->k; k++)
                     for (l = 0; l <= k; l++) a[k][l] += col[i][k] * col[i][l];
         }
-        if (moving == 0 || !solve_spd(a, rows->e, rows->k, y)) return 0;
+        if (moving == 0 || !ik_solve_spd(&a[0][0], 6, rows->k, rows->e, y)) return 0;
         if (drop) break;
         for (j = first; j < m && !again; j++)
             again = joint_mode(c, j, ik_v3_sub(tip, ik_joint_v3(c, j)), rows, y, 1) != 0;

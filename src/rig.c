@@ -1160,36 +1160,6 @@ static ik_real dls_cost(const ik_rig *rig, ik_real *largest)
     return cost;
 }
 
-/* Solves A x = b for the symmetric positive definite A (m by m; its lower half is
-   overwritten by its Cholesky factor). 0 when A is not positive definite. */
-static int cholesky_solve(ik_real *A, int m, const ik_real *b, ik_real *x)
-{
-    int i, j, k;
-    for (j = 0; j < m; j++) {
-        ik_real d = A[j * m + j];
-        for (k = 0; k < j; k++) d -= A[j * m + k] * A[j * m + k];
-        if (!(d > 0 && isfinite(d))) return 0;
-        d = sqrt(d);
-        A[j * m + j] = d;
-        for (i = j + 1; i < m; i++) {
-            ik_real v = A[i * m + j];
-            for (k = 0; k < j; k++) v -= A[i * m + k] * A[j * m + k];
-            A[i * m + j] = v / d;
-        }
-    }
-    for (i = 0; i < m; i++) {
-        ik_real v = b[i];
-        for (k = 0; k < i; k++) v -= A[i * m + k] * x[k];
-        x[i] = v / A[i * m + i];
-    }
-    for (i = m - 1; i >= 0; i--) {
-        ik_real v = x[i];
-        for (k = i + 1; k < m; k++) v -= A[k * m + i] * x[k];
-        x[i] = v / A[i * m + i];
-    }
-    return 1;
-}
-
 /* The largest turn of one bone in one step (radians): the linear model holds near it. */
 #define DLS_MAX_TURN 0.5
 
@@ -1297,7 +1267,7 @@ static int dls_solve(ik_rig *rig, int m, ik_real lambda2)
             }
         }
     }
-    if (!cholesky_solve(rig->normal, m, rig->error, rig->y)) return 0;
+    if (!ik_solve_spd(rig->normal, m, m, rig->error, rig->y)) return 0;
     for (k = 0; k < m; k++)
         if (!isfinite(rig->y[k])) return 0; /* out of the range the model holds in */
     return 1;
