@@ -141,9 +141,11 @@ typedef struct ik_settings {
 
 /*
  * An iterative solve stops when this many iterations together brought its tip (or its aim)
- * closer by less than a thousandth of what was left to gain: on a goal it cannot reach, or
- * one it would crawl to over millions of iterations, it stops within a few dozen,
- * whatever `iterations` allows.
+ * closer by less than a thousandth of what was left to gain (a hundredth for a target
+ * outside the reach ring, where what is left is the way to the ring): on a goal it cannot
+ * reach, or one it would crawl to over millions of iterations, it stops within a few
+ * thousand at most, whatever `iterations` allows (the README, *Bounded work*, and escape.c
+ * give the rule whole).
  */
 #define IK_STALL_ITERATIONS 8
 
