@@ -29,7 +29,7 @@ int ik_ccd(ik_chain *c, ik_vec3 target, int m)
         ik_ccd_sweep(c, target, m, greed_at(s, iter), 0);
         iter++;
         distance = ik_joint_distance(c, m, target);
-        if (distance <= s->tolerance || iter >= s->iterations) break;
+        if (distance <= s->tolerance || iter >= ik_iteration_budget(s->iterations)) break;
         next = ik_progress_next(c, &progress, distance);
         if (next == IK_STOP) break;
         if (next == IK_KICK) ik_escape_kick(c, target, &progress, 0);

@@ -250,6 +250,12 @@ static inline ik_real ik_chain_reach_to(const ik_chain *c, int m, ik_real *longe
     return total;
 }
 
+/* The iterations a solve may do: the setting, at most IK_MAX_ITERATIONS. */
+static inline int ik_iteration_budget(int iterations)
+{
+    return iterations < IK_MAX_ITERATIONS ? iterations : IK_MAX_ITERATIONS;
+}
+
 /* Recomputes reach and longest after a length changed; keeps scale * longest in range. */
 void ik_chain_lengths_changed(ik_chain *c);
 

@@ -42,9 +42,11 @@
  * Where every solver crawls, at a fold (a target on or about the inner edge of the ring)
  * or just outside the ring, what is left shrinks as 1/iterations: the stall ends the solve
  * after IK_STALL_ITERATIONS / fraction iterations, about 8,000 within the ring and 800
- * outside it (1,400 for relaxation), whatever `iterations` allows.
+ * outside it (1,400 for relaxation), whatever `iterations` allows; IK_MAX_ITERATIONS
+ * bounds everything else (ik.h).
  * So a solve stops short of its tolerance only after IK_STALL_ITERATIONS iterations: at
- * tolerance 0 it goes on until its distance is 0 or has stopped shrinking.
+ * tolerance 0 it goes on until its distance is 0 or has stopped shrinking (or reaches
+ * IK_MAX_ITERATIONS).
  * Everything is deterministic.
  */
 #include "chain.h"

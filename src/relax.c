@@ -129,7 +129,7 @@ int ik_relax(ik_chain *c, ik_vec3 target, int m)
     const ik_settings *s = &c->settings;
     ik_real *b = c->work;
     ik_progress progress;
-    int i, iter = 0, pinned = 0;
+    int i, iter = 0, pinned = 0, budget = ik_iteration_budget(s->iterations);
 
     /* No bone before the tip bone (a 1-bone chain with an orientation goal): nothing to
        relax, the tip bone takes its goal afterwards (solve.c). */
@@ -155,14 +155,14 @@ int ik_relax(ik_chain *c, ik_vec3 target, int m)
         take_points(c, b, target, m);
         iter++;
         distance = ik_joint_distance(c, m, target);
-        if (distance <= s->tolerance || iter >= s->iterations) break;
+        if (distance <= s->tolerance || iter >= budget) break;
         switch (ik_progress_next(c, &progress, distance)) {
         case IK_GO_ON: continue;
         case IK_STOP: return iter;
         case IK_KICK: break;
         }
         ik_chain_settle(c);
-        if (c->limited) return iter + ik_escape_finish(c, target, m, s->iterations - iter, pinned);
+        if (c->limited) return iter + ik_escape_finish(c, target, m, budget - iter, pinned);
         ik_escape_kick(c, target, &progress, pinned);
         memcpy(b, c->joint, (size_t)m * (size_t)c->dim * sizeof *b);
     }

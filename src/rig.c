@@ -750,7 +750,7 @@ ik_status ik_rig_solve(ik_rig *rig, ik_result *out)
     const ik_rig_settings *s = &rig->settings;
     ik_progress progress;
     ik_real distance, reach = 0;
-    int o, iter = 0, goals = 0;
+    int o, iter = 0, goals = 0, budget = ik_iteration_budget(s->iterations);
     ik_status st = check_unchanged(rig);
     if (st != IK_OK) return st;
 
@@ -789,7 +789,7 @@ ik_status ik_rig_solve(ik_rig *rig, ik_result *out)
     distance = worst(rig);
     progress = ik_progress_plain(distance, reach);
     rig->omega = 2;
-    while (distance > s->tolerance && iter < s->iterations) {
+    while (distance > s->tolerance && iter < budget) {
         ik_real before = distance;
         if (s->solver == IK_SOLVER_RELAX) {
             relax_iteration(rig);
@@ -810,7 +810,7 @@ ik_status ik_rig_solve(ik_rig *rig, ik_result *out)
     }
     pose_all(rig);
     /* Measured again: posing within the limits may have moved what the passes placed. */
-    if (iter < s->iterations && worst(rig) > s->tolerance) iter += finish_limbs(rig, s->iterations - iter);
+    if (iter < budget && worst(rig) > s->tolerance) iter += finish_limbs(rig, budget - iter);
 
     out->iterations = iter;
     out->distance = 0;
