@@ -204,9 +204,9 @@ describe("bounded work at the edges of the reach ring", function()
 
     -- A rig of one such chain; one of a trunk (a bone of n + 3, n - 1 of 1) with a 3-bone
     -- limb on its tip, whose goal has the same ring and hole about the trunk's base; and one
-    -- of a trunk of n bones of 1 with that limb, which relaxation brings to the goal in
-    -- 118,000 iterations at 50 bones (0.5 s), gaining more than the stall's thousandth to
-    -- the end: IK_MAX_ITERATIONS stops it.
+    -- of a trunk of n bones of 1 with that limb, which relaxation at 50 bones brings to the
+    -- goal in 29,344 iterations, gaining more than the stall's thousandth to the end:
+    -- IK_MAX_ITERATIONS stops it (5e-7 away).
     it("a rig of 2 to 53 bones, iterations = 1e9, tolerance 0: FABRIK and relaxation stop within IK_MAX_ITERATIONS, 2D and 3D", function()
         for _, dim in ipairs({ 2, 3 }) do
             for _, solver in ipairs({ "fabrik", "relax" }) do
