@@ -23,18 +23,19 @@
  * The bench (`make bench`) measured the thresholds: 1e-6, 1e-3, 1e-2, 5e-2 and 0.1 for
  * limited chains, the last best for every solver in 2D and 3D.
  *
- * A solve also stops once IK_STALL_ITERATIONS iterations together brought the tip closer
- * by less than a fraction of what was left to gain, its distance less the least any pose
- * can have. Within the reach ring (from the longest bone less the others to the whole
- * length) the least is 0 and the fraction STALL_REACHABLE, a thousandth. Outside it, beyond
- * the whole length or in the hole about the base that a bone longer than all the others
- * together leaves, the least is the distance to the ring, the fraction STALL_OUTSIDE, a hundredth (getting closer to
- * the ring gains nothing a user sees), and the solve also stops as soon as it is within
- * tolerance of the least. Two windows that stall go on all the same:
+ * A solve also stops once IK_STALL_ITERATIONS iterations together brought the tip closer by
+ * less than a fraction of what was left to gain, its distance less the least any pose can
+ * have. Within the reach ring (from the longest bone less the others to the whole length)
+ * the least is 0 and the fraction STALL_REACHABLE, a thousandth. Outside it, beyond the
+ * whole length or in the hole about the base that a bone longer than all the others
+ * together leaves, the least is the distance to the ring, the fraction STALL_OUTSIDE, a
+ * hundredth (getting closer to the ring gains nothing a user sees), and the solve also
+ * stops as soon as it is within tolerance of the least. Two windows that stall go on all
+ * the same:
  * - one whose second half gained more than STALL_ACCELERATING times its first: a chain
  *   leaving a balance it sat on (rounding moved it off) gains 1.15 to 3 times more each
- *   iteration, from 1e-10 of what is left (a rig of the bench's spider, whose limbs have
- *   no escape, ends so 3 goal sets in 1000);
+ *   iteration, from 1e-10 of what is left (without this, the bench's spider rig, whose
+ *   limbs have no escape, missed 3 goal sets in 1000 more);
  * - on a chain with limits and a target within reach, with bends left: a minimum the
  *   limits made, where FABRIK and relaxation creep; the bend leaves it (the bench reaches
  *   up to 0.4% more goals with it than it did at a hundred-thousandth without it; a
@@ -121,8 +122,10 @@ ik_next ik_progress_next(const ik_chain *c, ik_progress *e, ik_real distance)
     from = e->mark;
     e->mark = distance;
     if (distance - e->least < (1 - e->stall) * (from - e->least)) return IK_GO_ON;
-    if (e->middle < from && e->middle - distance > STALL_ACCELERATING * (from - e->middle)) return IK_GO_ON;
-    if (e->limited && e->reachable && e->kicks < ESCAPE_KICKS && distance > e->floor) return IK_KICK;
+    if (e->middle < from && e->middle - distance > STALL_ACCELERATING * (from - e->middle))
+        return IK_GO_ON;
+    if (e->limited && e->reachable && e->kicks < ESCAPE_KICKS && distance > e->floor)
+        return IK_KICK;
     return IK_STOP;
 }
 

@@ -192,7 +192,8 @@ int ik_fab_next(ik_fab *f, ik_real distance)
     const ik_settings *s = &f->c->settings;
     f->iter++;
     f->distance = distance;
-    if (distance <= s->tolerance || f->iter >= ik_iteration_budget(s->iterations)) return IK_FAB_DONE;
+    if (distance <= s->tolerance || f->iter >= ik_iteration_budget(s->iterations))
+        return IK_FAB_DONE;
     switch (ik_progress_next(f->c, &f->progress, distance)) {
     case IK_GO_ON: return IK_FAB_GO_ON;
     case IK_STOP: return IK_FAB_DONE;
@@ -207,7 +208,8 @@ int ik_fab_kick(ik_fab *f)
     const ik_settings *s = &c->settings;
     ik_chain_settle(c);
     if (c->limited) {
-        f->iter += ik_escape_finish(c, f->target, f->m, ik_iteration_budget(s->iterations) - f->iter, 0);
+        int budget = ik_iteration_budget(s->iterations);
+        f->iter += ik_escape_finish(c, f->target, f->m, budget - f->iter, 0);
         f->distance = NAN;
         return 0;
     }

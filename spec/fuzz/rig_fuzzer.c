@@ -299,7 +299,10 @@ static void configure_rig(reader *r)
     if (fields & 2) {
         uint8_t v = take_u8(r);
         /* 254: INT_MAX, so a solve meets the bound of its work (IK_MAX_ITERATIONS) */
-        want.iterations = v < 240 ? 1 + v % 100 : v == 255 ? INT_MIN : v == 254 ? INT_MAX : -(int)(v % 2);
+        want.iterations = v < 240   ? 1 + v % 100
+                          : v == 255 ? INT_MIN
+                          : v == 254 ? INT_MAX
+                                     : -(int)(v % 2);
     }
     if (fields & 4) want.tolerance = take_u8(r) < 128 ? take_u8(r) / 1024.0 : take_real(r);
     if (fields & 8) want.angle_tolerance = take_u8(r) < 128 ? take_u8(r) / 1024.0 : take_real(r);
