@@ -75,7 +75,7 @@ int ik_aim(ik_chain *c, ik_vec3 target, ik_real *error)
     if (largest == 0) return 0; /* every bone is still */
     for (i = 0; i < c->n; i++) units += c->weight[i] / largest;
     progress = ik_progress_plain(*error, IK_PI);
-    while (*error > s->angle_tolerance && iter < s->iterations) {
+    while (*error > s->angle_tolerance && iter < ik_iteration_budget(s->iterations)) {
         if (c->dim == 2) aim2d(c, target, largest, units);
         else aim3d(c, target, largest, units);
         iter++;

@@ -23,20 +23,21 @@ static int ccd_run(ik_chain *c, ik_vec3 target, int m, int iter)
 {
     const ik_settings *s = &c->settings;
     ik_progress progress = ik_progress_start(c, target, m);
-    if (ik_joint_distance(c, m, target) <= s->tolerance || iter >= s->iterations) return iter;
+    int budget = ik_iteration_budget(s->iterations);
+    if (ik_joint_distance(c, m, target) <= s->tolerance || iter >= budget) return iter;
     for (;;) {
         ik_real distance;
         ik_next next;
         ik_ccd_sweep(c, target, m, greed_at(s, iter), 0);
         iter++;
         distance = ik_joint_distance(c, m, target);
-        if (distance <= s->tolerance || iter >= s->iterations) break;
+        if (distance <= s->tolerance || iter >= budget) break;
         next = ik_progress_next(c, &progress, distance);
         if (next == IK_STOP) break;
         if (next == IK_KICK && c->limited) {
             /* Sweeps crawl against limits: joint-space steps (limits.c), then sweeps again. */
-            iter += ik_limits_finish(c, target, m, s->iterations - iter, 0);
-            return iter + ik_escape_finish(c, target, m, s->iterations - iter, 0);
+            iter += ik_limits_finish(c, target, m, budget - iter, 0);
+            return iter + ik_escape_finish(c, target, m, budget - iter, 0);
         }
         if (next == IK_KICK) ik_escape_kick(c, target, &progress, 0);
     }
@@ -51,7 +52,7 @@ int ik_ccd(ik_chain *c, ik_vec3 target, int m)
     iter = ccd_run(c, target, m, iter);
     /* The point behind an oriented tip bone reached: its parent turned so the tip bone's
        limit lets it take its goal (limits.c). */
-    if (c->limited && ik_limits_oriented(c, m) && iter < c->settings.iterations)
-        iter += ik_limits_finish(c, target, m, c->settings.iterations - iter, 0);
+    if (c->limited && ik_limits_oriented(c, m) && iter < ik_iteration_budget(c->settings.iterations))
+        iter += ik_limits_finish(c, target, m, ik_iteration_budget(c->settings.iterations) - iter, 0);
     return iter;
 }

@@ -257,6 +257,12 @@ static inline ik_real ik_chain_reach_to(const ik_chain *c, int m, ik_real *longe
     return total;
 }
 
+/* The iterations a solve may do: the setting, at most IK_MAX_ITERATIONS. */
+static inline int ik_iteration_budget(int iterations)
+{
+    return iterations < IK_MAX_ITERATIONS ? iterations : IK_MAX_ITERATIONS;
+}
+
 /* Recomputes reach and longest after a length changed; keeps scale * longest in range. */
 void ik_chain_lengths_changed(ik_chain *c);
 
@@ -337,11 +343,14 @@ void ik_ccd_sweep(ik_chain *chain, ik_vec3 target, int m, ik_real greed, int fir
 typedef struct ik_progress {
     ik_real last;      /* distance after the previous iteration */
     ik_real reach;     /* of bones 0..m-1 */
-    ik_real least;     /* no pose can come closer: |target - base| - reach, or 0 */
+    ik_real least;     /* no pose can come closer: the distance to the reach ring, or 0 */
     ik_real mark;      /* the distance IK_STALL_ITERATIONS iterations ago (or since a kick) */
+    ik_real middle;    /* the distance IK_STALL_ITERATIONS / 2 iterations after mark */
+    ik_real stall;     /* a window gaining less than this fraction of distance - least stalls */
     int kicks;         /* bends so far in this solve */
     int since;         /* iterations since mark */
     int reachable;     /* escape is on and the target is within the chain's reach */
+    int limited;       /* the chain has limits: a stall there is a minimum they made */
     ik_real floor;     /* distances below this are rounding, not a lock-up */
     ik_real slow;      /* an iteration gaining less than this fraction counts as stuck */
     int m;

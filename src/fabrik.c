@@ -195,7 +195,8 @@ int ik_fab_next(ik_fab *f, ik_real distance)
     const ik_settings *s = &f->c->settings;
     f->iter++;
     f->distance = distance;
-    if (distance <= s->tolerance || f->iter >= s->iterations) return IK_FAB_DONE;
+    if (distance <= s->tolerance || f->iter >= ik_iteration_budget(s->iterations))
+        return IK_FAB_DONE;
     switch (ik_progress_next(f->c, &f->progress, distance)) {
     case IK_GO_ON: return IK_FAB_GO_ON;
     case IK_STOP: return IK_FAB_DONE;
@@ -211,8 +212,9 @@ int ik_fab_kick(ik_fab *f)
     ik_chain_settle(c);
     if (c->limited) {
         /* Joint-space steps first (limits.c); what they leave, the CCD sweeps. */
-        f->iter += ik_limits_finish(c, f->target, f->m, s->iterations - f->iter, 0);
-        f->iter += ik_escape_finish(c, f->target, f->m, s->iterations - f->iter, 0);
+        int budget = ik_iteration_budget(s->iterations);
+        f->iter += ik_limits_finish(c, f->target, f->m, budget - f->iter, 0);
+        f->iter += ik_escape_finish(c, f->target, f->m, budget - f->iter, 0);
         f->distance = NAN;
         return 0;
     }
@@ -227,7 +229,7 @@ static int fabrik_run(ik_chain *c, ik_vec3 target, int m, ik_real *distance, int
     *distance = f.distance;
     if (done >= 0) return used + done;
     f.iter = used;
-    if (f.iter >= c->settings.iterations) return f.iter;
+    if (f.iter >= ik_iteration_budget(c->settings.iterations)) return f.iter;
     do {
         if (c->limited) {
             ik_fabrik_backward(c, 0, m, f.end);
@@ -265,8 +267,8 @@ int ik_fabrik(ik_chain *c, ik_vec3 target, int m, ik_real *distance)
     iter = fabrik_run(c, target, m, distance, iter);
     /* The point behind an oriented tip bone reached: its parent turned so the tip bone's
        limit lets it take its goal (limits.c). */
-    if (c->limited && ik_limits_oriented(c, m) && iter < c->settings.iterations) {
-        iter += ik_limits_finish(c, target, m, c->settings.iterations - iter, 0);
+    if (c->limited && ik_limits_oriented(c, m) && iter < ik_iteration_budget(c->settings.iterations)) {
+        iter += ik_limits_finish(c, target, m, ik_iteration_budget(c->settings.iterations) - iter, 0);
         *distance = NAN;
     }
     return iter;

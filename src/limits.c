@@ -751,6 +751,6 @@ int ik_limits_track(ik_chain *c, ik_vec3 target, int m, int first, int *used)
     if (!c->limited || !c->settings.escape || m == 0 ||
         !(ik_joint_distance(c, m, target) < TRACK_NEAR * ik_chain_reach_to(c, m, NULL)))
         return 0;
-    *used = finish(c, target, m, c->settings.iterations, first, &met);
+    *used = finish(c, target, m, ik_iteration_budget(c->settings.iterations), first, &met);
     return met;
 }

@@ -130,11 +130,11 @@ static int relax_run(ik_chain *c, ik_vec3 target, int m, int iter)
     const ik_settings *s = &c->settings;
     ik_real *b = c->work;
     ik_progress progress;
-    int i, pinned = 0;
+    int i, pinned = 0, budget = ik_iteration_budget(s->iterations);
 
     /* No bone before the tip bone (a 1-bone chain with an orientation goal): nothing to
        relax, the tip bone takes its goal afterwards (solve.c). */
-    if (m == 0 || ik_joint_distance(c, m, target) <= s->tolerance || iter >= s->iterations) return iter;
+    if (m == 0 || ik_joint_distance(c, m, target) <= s->tolerance || iter >= budget) return iter;
     /* A weight of 0 pins an interior joint: the escape bends only the bones after it. */
     for (i = 1; i < m; i++)
         if (c->weight[i] == 0) pinned = i;
@@ -156,7 +156,7 @@ static int relax_run(ik_chain *c, ik_vec3 target, int m, int iter)
         take_points(c, b, target, m);
         iter++;
         distance = ik_joint_distance(c, m, target);
-        if (distance <= s->tolerance || iter >= s->iterations) break;
+        if (distance <= s->tolerance || iter >= budget) break;
         switch (ik_progress_next(c, &progress, distance)) {
         case IK_GO_ON: continue;
         case IK_STOP: return iter;
@@ -165,8 +165,8 @@ static int relax_run(ik_chain *c, ik_vec3 target, int m, int iter)
         ik_chain_settle(c);
         if (c->limited) {
             /* Joint-space steps first (limits.c); what they leave, the CCD sweeps. */
-            iter += ik_limits_finish(c, target, m, s->iterations - iter, pinned);
-            return iter + ik_escape_finish(c, target, m, s->iterations - iter, pinned);
+            iter += ik_limits_finish(c, target, m, budget - iter, pinned);
+            return iter + ik_escape_finish(c, target, m, budget - iter, pinned);
         }
         ik_escape_kick(c, target, &progress, pinned);
         memcpy(b, c->joint, (size_t)m * (size_t)c->dim * sizeof *b);
@@ -185,7 +185,7 @@ int ik_relax(ik_chain *c, ik_vec3 target, int m)
     iter = relax_run(c, target, m, iter);
     /* The point behind an oriented tip bone reached: its parent turned so the tip bone's
        limit lets it take its goal (limits.c), the pinned joints kept. */
-    if (c->limited && ik_limits_oriented(c, m) && iter < c->settings.iterations)
-        iter += ik_limits_finish(c, target, m, c->settings.iterations - iter, pinned);
+    if (c->limited && ik_limits_oriented(c, m) && iter < ik_iteration_budget(c->settings.iterations))
+        iter += ik_limits_finish(c, target, m, ik_iteration_budget(c->settings.iterations) - iter, pinned);
     return iter;
 }

@@ -1466,6 +1466,7 @@ ik_status ik_rig_solve(ik_rig *rig, ik_result *out)
     ik_progress progress;
     ik_real distance, reach = 0;
     int o, iter = 0, goals = 0, bones = 0, m, near, hand_over;
+    int budget = ik_iteration_budget(s->iterations);
     ik_status st = check_unchanged(rig);
     if (st != IK_OK) return st;
 
@@ -1515,7 +1516,7 @@ ik_status ik_rig_solve(ik_rig *rig, ik_result *out)
     m = dls_rows(rig, reach);
     near = m > 0 && distance > s->tolerance && distance < DLS_NEAR * reach / bones;
     hand_over = m > 0 && !near && distance > s->tolerance && within_reach(rig);
-    while (!near && distance > s->tolerance && iter < s->iterations) {
+    while (!near && distance > s->tolerance && iter < budget) {
         ik_real before = distance;
         if (s->solver == IK_SOLVER_RELAX) {
             relax_iteration(rig);
@@ -1538,11 +1539,11 @@ ik_status ik_rig_solve(ik_rig *rig, ik_result *out)
     }
     if (!near) pose_all(rig);
     /* Measured again: posing within the limits may have moved what the passes placed. */
-    if (iter < s->iterations && worst(rig) > s->tolerance) {
-        if (m > 0) iter += joint_space(rig, s->iterations - iter, reach, bones, m, near ? 0 : DLS_KICKS);
-        else if (rig->limited && dls_in_range(rig, reach)) iter += tree_sweeps(rig, s->iterations - iter, reach);
+    if (iter < budget && worst(rig) > s->tolerance) {
+        if (m > 0) iter += joint_space(rig, budget - iter, reach, bones, m, near ? 0 : DLS_KICKS);
+        else if (rig->limited && dls_in_range(rig, reach)) iter += tree_sweeps(rig, budget - iter, reach);
     }
-    if (iter < s->iterations && worst(rig) > s->tolerance) iter += finish_limbs(rig, s->iterations - iter);
+    if (iter < budget && worst(rig) > s->tolerance) iter += finish_limbs(rig, budget - iter);
 
     out->iterations = iter;
     out->distance = 0;

@@ -10,7 +10,10 @@
 
 #include <limits.h>
 
-/* The largest valid iteration count the input may set: more is only slower. */
+/*
+ * The largest valid iteration count the input may set: more is only slower. One value
+ * asks for INT_MAX, so a solve meets the bound of its work (IK_MAX_ITERATIONS) instead.
+ */
 #define MAX_ITERATIONS 200
 
 #define MAX_BONES 12
@@ -344,7 +347,7 @@ static inline ik_settings take_settings(reader *r, const ik_settings *current)
     if (fields & 2) {
         static const int bad[] = {0, -1, INT_MIN};
         uint8_t v = take_u8(r);
-        s.iterations = v < 240 ? 1 + v % MAX_ITERATIONS : bad[v % 3];
+        s.iterations = v < 240 ? 1 + v % MAX_ITERATIONS : v == 255 ? INT_MAX : bad[v % 3];
     }
     if (fields & 4) s.tolerance = take_real(r);
     if (fields & 8) s.greed = take_u8(r) < 128 ? (take_u8(r) + 1) / 256.0 : take_real(r);

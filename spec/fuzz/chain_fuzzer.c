@@ -15,7 +15,8 @@
  *     an attached chain's base on its parent's joint, and once a solve or set_points has
  *     brought the pose within the limits, every bone within them (1e-9); a solve's result
  *     is consistent (distance finite and the tip's, reached == distance <= tolerance and
- *     angle_error <= angle_tolerance, iterations within the maximum); mix 0 keeps the pose
+ *     angle_error <= angle_tolerance, iterations within the maximum and IK_MAX_ITERATIONS);
+ *     mix 0 keeps the pose
  *     to the bit and no bone turns by more than max_turn (from a pose within the limits,
  *     which win over both).
  * The chains may hang on each other (attach, detach, copy keep a tree): a slot released
@@ -204,8 +205,9 @@ static void check_result(const slot *s, const ik_real *target, const ik_result *
         /* aiming: the distance is the angle between the tip bone and the target */
         CHECK(res->distance == res->angle_error, "%s: aim error %g", what, res->angle_error);
         CHECK(res->reached == (res->angle_error <= st->angle_tolerance), "%s: aim reached", what);
-        CHECK(res->iterations >= 0 && res->iterations <= st->iterations, "%s: %d iterations of %d",
-              what, res->iterations, st->iterations);
+        CHECK(res->iterations >= 0 && res->iterations <= st->iterations &&
+                  res->iterations <= IK_MAX_ITERATIONS,
+              "%s: %d iterations of %d", what, res->iterations, st->iterations);
         return;
     }
     CHECK(oriented || res->angle_error == 0, "%s: angle error %g without an orientation goal", what,
@@ -215,7 +217,8 @@ static void check_result(const slot *s, const ik_real *target, const ik_result *
           "%s: reached %d, distance %g, tolerance %g, angle error %g", what, res->reached,
           res->distance, st->tolerance, res->angle_error);
     CHECK(two_bone ? res->iterations >= 0 && res->iterations <= 1
-                   : res->iterations >= 0 && res->iterations <= st->iterations,
+                   : res->iterations >= 0 && res->iterations <= st->iterations &&
+                         res->iterations <= IK_MAX_ITERATIONS,
           "%s: %d iterations of %d", what, res->iterations, st->iterations);
     CHECK(fabs(half - res->distance * 0.5) <= 1e-12 * half + 1e-15 * scale + 1e-320,
           "%s: distance %.17g, but the tip is %.17g from the target", what, res->distance,

@@ -15,9 +15,10 @@
  *     orientations along the joints, each child's base on its parent's joint, and within
  *     its limits once a solve has brought it there (a rig solve does so for all its chains);
  *   - a rig solve's result is consistent: the largest goal distance and orientation error,
- *     reached == both within the rig's tolerances, iterations within the maximum; a rig with
- *     no goal moves nothing; a rig with goals leaves no chain stretched and no bone turned
- *     by more than its chain's max_turn (from a pose within the limits).
+ *     reached == both within the rig's tolerances, iterations within the maximum and
+ *     IK_MAX_ITERATIONS; a rig with no goal moves nothing; a rig with goals leaves no chain
+ *     stretched and no bone turned by more than its chain's max_turn (from a pose within
+ *     the limits).
  * And no core call may raise the floating-point invalid flag (see fuzzer.h).
  */
 #include "chain_checks.h"
@@ -305,7 +306,11 @@ static void configure_rig(reader *r)
     if (fields & 1) want.solver = (ik_solver)((int)(take_u8(r) % 7) - 1);
     if (fields & 2) {
         uint8_t v = take_u8(r);
-        want.iterations = v < 240 ? 1 + v % 100 : v == 255 ? INT_MIN : -(int)(v % 2);
+        /* 254: INT_MAX, so a solve meets the bound of its work (IK_MAX_ITERATIONS) */
+        want.iterations = v < 240   ? 1 + v % 100
+                          : v == 255 ? INT_MIN
+                          : v == 254 ? INT_MAX
+                                     : -(int)(v % 2);
     }
     if (fields & 4) want.tolerance = take_u8(r) < 128 ? take_u8(r) / 1024.0 : take_real(r);
     if (fields & 8) want.angle_tolerance = take_u8(r) < 128 ? take_u8(r) / 1024.0 : take_real(r);
@@ -381,8 +386,9 @@ static void solve_rig(void)
               (res.distance <= set->tolerance && res.angle_error <= set->angle_tolerance),
           "rig_solve: reached %d, distance %g, angle error %g", res.reached, res.distance,
           res.angle_error);
-    CHECK(res.iterations >= 0 && res.iterations <= set->iterations, "rig_solve: %d iterations",
-          res.iterations);
+    CHECK(res.iterations >= 0 && res.iterations <= set->iterations &&
+              res.iterations <= IK_MAX_ITERATIONS,
+          "rig_solve: %d iterations", res.iterations);
     for (k = 0; k < count_of_slots; k++) {
         slot *s = &slots[k];
         observed now;
