@@ -56,11 +56,72 @@ static inline void ik_compat_setfuncs(lua_State *L, const luaL_Reg *l, int nup)
 #define ik_lua_rawlen(L, idx) lua_rawlen((L), (idx))
 #endif
 
-/* A chain userdata needs no user values; 5.4's lua_newuserdata would reserve one. */
+/* A scratch userdata needs no user values; 5.4's lua_newuserdata would reserve one. */
 #if LUA_VERSION_NUM >= 504
 #define ik_lua_newuserdata(L, size) lua_newuserdatauv((L), (size), 0)
 #else
 #define ik_lua_newuserdata(L, size) lua_newuserdata((L), (size))
+#endif
+
+/*
+ * The one Lua value a chain or a rig keeps alive (a child chain its parent, a rig the table
+ * of its chains), held by the userdata itself: its user value, in 5.1 and LuaJIT its
+ * environment. The collector reaches the value only through the userdata, so a hierarchy
+ * no one holds is freed in one cycle in every VM. (A weak-keyed table, keyed by the
+ * userdata, does that only where weak keys are ephemerons, 5.2 on: Lua 5.1 and LuaJIT mark
+ * the values of such a table as long as the entry is there, so a chain of 50 parents took 50
+ * full collections.)
+ *   ik_lua_newbox(L, size)   a userdata with room for the kept value (none at first)
+ *   ik_lua_setkept(L, idx)   pops a value: the kept value of the userdata at idx (nil: none)
+ *   ik_lua_getkept(L, idx)   pushes the kept value of the userdata at idx (nil: none)
+ * idx is a positive index. 5.4's user values and 5.3's take any value; 5.2's user value and
+ * 5.1's environment must be a table, so there the value goes in one, at [1].
+ */
+#if LUA_VERSION_NUM >= 504
+#define ik_lua_newbox(L, size) lua_newuserdatauv((L), (size), 1)
+#define ik_lua_setkept(L, idx) ((void)lua_setiuservalue((L), (idx), 1))
+#define ik_lua_getkept(L, idx) ((void)lua_getiuservalue((L), (idx), 1))
+#elif LUA_VERSION_NUM == 503
+#define ik_lua_newbox(L, size) lua_newuserdata((L), (size))
+#define ik_lua_setkept(L, idx) lua_setuservalue((L), (idx))
+#define ik_lua_getkept(L, idx) ((void)lua_getuservalue((L), (idx)))
+#else
+#define ik_lua_newbox(L, size) lua_newuserdata((L), (size))
+
+static inline void ik_lua_setkept(lua_State *L, int idx)
+{
+    lua_createtable(L, 1, 0);
+    lua_pushvalue(L, -2);
+    lua_rawseti(L, -2, 1);
+#if LUA_VERSION_NUM == 502
+    lua_setuservalue(L, idx);
+#else
+    lua_setfenv(L, idx);
+#endif
+    lua_pop(L, 1);
+}
+
+/* A 5.1 userdata's environment is, until set, the creating function's (_G): only read it
+   once set, as the binding does (it reads a chain's only when the core says it has a
+   parent, a rig's always set). */
+static inline void ik_lua_getkept(lua_State *L, int idx)
+{
+#if LUA_VERSION_NUM == 502
+    lua_getuservalue(L, idx);
+#else
+    lua_getfenv(L, idx);
+#endif
+    if (lua_istable(L, -1)) lua_rawgeti(L, -1, 1);
+    else lua_pushnil(L);
+    /* 5.2: lua_copy, not lua_replace, a function in 5.2 but a macro in 5.3: a 5.2 build
+       would not even load in 5.3 for the version check to say why (see the top) */
+#if LUA_VERSION_NUM == 502
+    lua_copy(L, -1, -2);
+    lua_pop(L, 1);
+#else
+    lua_replace(L, -2);
+#endif
+}
 #endif
 
 /*
@@ -138,10 +199,12 @@ static inline void ik_lua_check_version(lua_State *L)
  *
  * Chains and rigs are full userdata holding the core's block. Their metatables are kept
  * as upvalues of every function (no registry lookup by name on the hot path) and are
- * protected (__metatable); a userdata is taken as a chain only if its metatable is the
- * chain's and the core recognises the block (ik_chain_check), so a metatable moved onto
- * another userdata with the debug library cannot crash the process. The chains a chain hangs
- * on and the chains of a rig are kept alive through a weak-keyed table.
+ * protected (__metatable); a userdata is taken as a chain or a rig only if its metatable
+ * and the tag in its header agree (and, for a chain, the core recognises the block:
+ * ik_chain_check), so a metatable moved onto another userdata with the debug library
+ * cannot crash the process. A chain keeps the chain it hangs on alive, and a rig the table
+ * of its chains, as the userdata's own user value (ik_lua_setkept), so a hierarchy no one
+ * holds is freed in one collection in every VM.
  */
 #include <limits.h>
 #include <math.h>
@@ -160,17 +223,28 @@ static inline void ik_lua_check_version(lua_State *L)
 /* The upvalues every function of the module has. */
 #define CHAIN_MT lua_upvalueindex(1)
 #define RIG_MT lua_upvalueindex(2)
-#define KEEP lua_upvalueindex(3) /* weak keys: child -> parent, rig -> its chains */
 
 /*
  * A chain userdata is this header followed by the core's chain block; a rig's, the same
  * with the rig's block. The union keeps the block after it aligned for ik_real, as Lua
  * aligns a userdata for double.
+ *
+ * The tag says which of the two the block is. The metatable alone cannot: the debug
+ * library moves one onto any userdata (debug.setmetatable(chain, debug.getmetatable(rig))),
+ * and a chain's block read as a rig's crashes. A userdata is taken as a chain or a rig only
+ * if its metatable, its tag and its core pointer (its own block, which no other userdata
+ * holds) all say so; a chain's block is checked by the core too (ik_chain_check).
  */
 typedef union box {
-    void *core;
+    struct {
+        void *core;   /* the block after this header, once built; NULL before */
+        unsigned tag; /* BOX_CHAIN or BOX_RIG */
+    } head;
     ik_real align_real;
 } box;
+
+#define BOX_CHAIN 0x69636863u /* "ichc" */
+#define BOX_RIG 0x69637267u   /* "icrg" */
 
 typedef ik_status (*solve_fn)(ik_chain *chain, const ik_real *target, ik_result *out);
 
@@ -190,10 +264,10 @@ static ik_chain *to_chain(lua_State *L, int arg)
     if (b == NULL || lua_islightuserdata(L, arg) || !lua_getmetatable(L, arg)) return NULL;
     same = lua_rawequal(L, -1, CHAIN_MT);
     lua_pop(L, 1);
-    if (!same || ik_lua_rawlen(L, arg) < sizeof(box) ||
-        !ik_chain_check(b + 1, ik_lua_rawlen(L, arg) - sizeof(box)) || b->core != (void *)(b + 1))
+    if (!same || ik_lua_rawlen(L, arg) < sizeof(box) || b->head.tag != BOX_CHAIN ||
+        b->head.core != (void *)(b + 1) || !ik_chain_check(b + 1, ik_lua_rawlen(L, arg) - sizeof(box)))
         return NULL;
-    return (ik_chain *)b->core;
+    return (ik_chain *)b->head.core;
 }
 
 static ik_chain *check_chain(lua_State *L, int arg)
@@ -222,11 +296,11 @@ static ik_rig *check_rig(lua_State *L, int arg)
     int same = 0;
     if (b && !lua_islightuserdata(L, arg) && lua_getmetatable(L, arg)) {
         same = lua_rawequal(L, -1, RIG_MT) && ik_lua_rawlen(L, arg) > sizeof(box) &&
-               b->core == (void *)(b + 1);
+               b->head.tag == BOX_RIG && b->head.core == (void *)(b + 1);
         lua_pop(L, 1);
     }
     if (!same) type_error(L, arg, "ik rig");
-    return (ik_rig *)b->core;
+    return (ik_rig *)b->head.core;
 }
 
 static void check_status(lua_State *L, ik_status status, int arg)
@@ -301,6 +375,19 @@ static void check_no_more(lua_State *L, int arg, const char *why)
     int top = lua_gettop(L), k;
     for (k = arg; k <= top; k++)
         if (!lua_isnil(L, k)) luaL_argerror(L, k, why);
+}
+
+/*
+ * Whether an optional quaternion is given from argument arg on: any of its four values not
+ * nil. Given in part, check_quat then names the first missing one, rather than the call
+ * dropping the rest unseen.
+ */
+static int quat_given(lua_State *L, int arg)
+{
+    int k;
+    for (k = arg; k < arg + 4; k++)
+        if (!lua_isnoneornil(L, k)) return 1;
+    return 0;
 }
 
 /* Four finite numbers from argument arg on: a quaternion w, x, y, z (the core normalises). */
@@ -378,19 +465,6 @@ static void clear_tail(lua_State *L, int out, int from)
     }
 }
 
-/* ---- keeping chains alive ---- */
-
-/* KEEP[ud at index] = the value on top of the stack (popped); nil to forget. */
-static void keep(lua_State *L, int ud)
-{
-    /* Without lua_insert: a function in 5.2, a macro of 5.3's lua_rotate, so a 5.2 build
-       would not even load in 5.3 for the version check to say why (ik_lua_compat.h). */
-    lua_pushvalue(L, ud);
-    lua_pushvalue(L, -2);
-    lua_rawset(L, KEEP);
-    lua_pop(L, 1);
-}
-
 /* ---- module: stateless solves ---- */
 
 static int mod_two_bone(lua_State *L)
@@ -446,8 +520,9 @@ static void *new_chain_block(lua_State *L, int dim, int n, size_t *size)
     box *b;
     *size = dim == 2 ? ik_chain2d_size(n) : ik_chain3d_size(n);
     if (*size == 0 || *size > (size_t)-1 - sizeof(box)) luaL_argerror(L, 1, ik_status_string(IK_ERR_TOO_LARGE));
-    b = (box *)ik_lua_newuserdata(L, sizeof(box) + *size);
-    b->core = NULL;
+    b = (box *)ik_lua_newbox(L, sizeof(box) + *size);
+    b->head.core = NULL;
+    b->head.tag = BOX_CHAIN;
     return b + 1;
 }
 
@@ -455,7 +530,7 @@ static void *new_chain_block(lua_State *L, int dim, int n, size_t *size)
 static void finish_chain(lua_State *L, ik_chain *chain)
 {
     box *b = (box *)lua_touserdata(L, -1);
-    b->core = chain;
+    b->head.core = chain;
     lua_pushvalue(L, CHAIN_MT);
     lua_setmetatable(L, -2);
 }
@@ -491,6 +566,7 @@ static int new_chain(lua_State *L, int dim)
     ik_chain *chain;
     void *block;
     if (dim == 2) check_no_more(L, 5, "no value expected (chain2d takes lengths, x, y, angle)");
+    else check_no_more(L, 9, "no value expected (chain3d takes lengths, x, y, z, w, qx, qy, qz)");
     lua_settop(L, dim == 2 ? 5 : 9); /* the scratch and the chain go above the arguments */
     lengths = read_lengths(L, 1, stack, &n);
     for (k = 0; k < 2; k++) base[k] = opt_coord(L, 2 + k);
@@ -498,7 +574,7 @@ static int new_chain(lua_State *L, int dim)
         base[2] = opt_real(L, 4, 0);
     } else {
         base[2] = opt_coord(L, 4);
-        rotated = !lua_isnoneornil(L, 5);
+        rotated = quat_given(L, 5);
         if (rotated) {
             check_quat(L, 5, rotation);
             if (rotation[0] == 0 && rotation[1] == 0 && rotation[2] == 0 && rotation[3] == 0)
@@ -582,9 +658,8 @@ static int chain_clone(lua_State *L)
     check_status(L, ik_chain_copy(block, size, chain, &copy), 1);
     finish_chain(L, copy);
     if (ik_chain_parent(copy, NULL)) { /* hangs on the same parent: keep it alive too */
-        lua_pushvalue(L, 1);
-        lua_rawget(L, KEEP);
-        keep(L, lua_gettop(L) - 1);
+        ik_lua_getkept(L, 1);
+        ik_lua_setkept(L, lua_gettop(L) - 1);
     }
     return 1;
 }
@@ -733,7 +808,7 @@ static int chain_set_base(lua_State *L)
 {
     ik_chain *chain = check_chain(L, 1);
     ik_real position[3], rotation[4], angle;
-    int k;
+    int k, rotated;
     if (ik_chain_dim(chain) == 2) {
         ik_real x = check_coord(L, 2), y = check_coord(L, 3);
         check_status(L, ik_chain2d_base(chain, &position[0], &position[1], &angle), 1);
@@ -744,9 +819,11 @@ static int chain_set_base(lua_State *L)
         return 0;
     }
     for (k = 0; k < 3; k++) position[k] = check_coord(L, 2 + k);
-    if (!lua_isnoneornil(L, 5)) check_quat(L, 5, rotation);
+    rotated = quat_given(L, 5);
+    if (rotated) check_quat(L, 5, rotation);
+    check_no_more(L, 9, "no value expected (a 3D base is x, y, z, w, qx, qy, qz)");
     check_free(L, chain);
-    check_status(L, ik_chain3d_set_base(chain, position, lua_isnoneornil(L, 5) ? NULL : rotation), 5);
+    check_status(L, ik_chain3d_set_base(chain, position, rotated ? rotation : NULL), 5);
     return 0;
 }
 
@@ -1173,12 +1250,13 @@ static int chain_settings(lua_State *L)
 
 /* ---- methods: goals ---- */
 
-/* dim target coordinates from argument 2 on; nothing after them. */
+/* dim target coordinates from argument 2 on; nothing after them, in 2D as in 3D. */
 static void check_target(lua_State *L, ik_chain *chain, ik_real target[MAX_DIM])
 {
     int dim = ik_chain_dim(chain), d;
     for (d = 0; d < dim; d++) target[d] = check_coord(L, 2 + d);
     if (dim == 2) check_no_more(L, 4, "no value expected (a 2D chain takes x, y)");
+    else check_no_more(L, 5, "no value expected (a 3D chain takes x, y, z)");
 }
 
 static int chain_set_target(lua_State *L)
@@ -1415,6 +1493,7 @@ static int chain_attach(lua_State *L)
     ik_chain *child = check_chain(L, 1), *parent = check_chain(L, 2);
     int joint, dim = ik_chain_dim(child);
     ik_real rotation[4], angle = 0;
+    int rotated = 0;
     ik_status status;
     if (ik_chain_dim(parent) != dim)
         luaL_argerror(L, 2, lua_pushfstring(L, "a %dD chain expected (this one is %dD)", dim, ik_chain_dim(parent)));
@@ -1422,17 +1501,19 @@ static int chain_attach(lua_State *L)
     if (dim == 2) {
         angle = opt_real(L, 4, 0);
         check_no_more(L, 5, "no value expected (a 2D offset is one angle)");
-    } else if (!lua_isnoneornil(L, 4)) {
-        check_quat(L, 4, rotation);
-        if (rotation[0] == 0 && rotation[1] == 0 && rotation[2] == 0 && rotation[3] == 0)
+    } else {
+        rotated = quat_given(L, 4);
+        if (rotated) check_quat(L, 4, rotation);
+        if (rotated && rotation[0] == 0 && rotation[1] == 0 && rotation[2] == 0 && rotation[3] == 0)
             luaL_argerror(L, 4, ik_status_string(IK_ERR_ZERO_ROTATION));
+        check_no_more(L, 8, "no value expected (a 3D offset is one rotation: w, x, y, z)");
     }
     if (ik_chain_parent(child, NULL)) luaL_argerror(L, 1, ik_status_string(IK_ERR_ATTACHED));
     status = dim == 2 ? ik_chain2d_attach(child, parent, joint, angle)
-                      : ik_chain3d_attach(child, parent, joint, lua_isnoneornil(L, 4) ? NULL : rotation);
+                      : ik_chain3d_attach(child, parent, joint, rotated ? rotation : NULL);
     check_status(L, status, status == IK_ERR_CYCLE ? 2 : 1);
     lua_pushvalue(L, 2);
-    keep(L, 1); /* the child keeps its parent alive */
+    ik_lua_setkept(L, 1); /* the child keeps its parent alive */
     return 0;
 }
 
@@ -1441,7 +1522,7 @@ static int chain_detach(lua_State *L)
     ik_chain *chain = check_chain(L, 1);
     ik_chain_detach(chain);
     lua_pushnil(L);
-    keep(L, 1);
+    ik_lua_setkept(L, 1);
     return 0;
 }
 
@@ -1450,8 +1531,7 @@ static int chain_parent(lua_State *L)
     ik_chain *chain = check_chain(L, 1);
     int joint;
     if (ik_chain_parent(chain, &joint) == NULL) return 0;
-    lua_pushvalue(L, 1);
-    lua_rawget(L, KEEP);
+    ik_lua_getkept(L, 1);
     lua_pushinteger(L, joint + 1);
     return 2;
 }
@@ -1486,18 +1566,19 @@ static int mod_rig(lua_State *L)
     }
     size = ik_rig_size(count, chains);
     if (size == 0 || size > (size_t)-1 - sizeof(box)) luaL_argerror(L, 1, ik_status_string(IK_ERR_TOO_LARGE));
-    b = (box *)ik_lua_newuserdata(L, sizeof(box) + size);
-    b->core = NULL;
+    b = (box *)ik_lua_newbox(L, sizeof(box) + size);
+    b->head.core = NULL;
+    b->head.tag = BOX_RIG;
     status = ik_rig_init(b + 1, size, chains, count, &rig, &culprit);
     if (status != IK_OK) {
         if (culprit >= 0) luaL_argerror(L, 1, lua_pushfstring(L, "chain %d: %s", culprit + 1, ik_status_string(status)));
         luaL_argerror(L, 1, ik_status_string(status));
     }
-    b->core = rig;
+    b->head.core = rig;
     lua_pushvalue(L, RIG_MT);
     lua_setmetatable(L, -2);
     lua_pushvalue(L, -2); /* the list */
-    keep(L, lua_gettop(L) - 1);
+    ik_lua_setkept(L, lua_gettop(L) - 1);
     return 1;
 }
 
@@ -1518,8 +1599,7 @@ static int rig_chain(lua_State *L)
 {
     ik_rig *rig = check_rig(L, 1);
     int k = check_index(L, 2, ik_rig_count(rig));
-    lua_pushvalue(L, 1);
-    lua_rawget(L, KEEP);
+    ik_lua_getkept(L, 1);
     lua_rawgeti(L, -1, k + 1);
     return 1;
 }
@@ -1716,25 +1796,27 @@ static const luaL_Reg module_functions[] = {
     {NULL, NULL}
 };
 
-/* Pushes the three upvalues: the chain metatable, the rig metatable, the keep table. */
-static void push_upvalues(lua_State *L, int chain_mt, int rig_mt, int keep_table)
+/* The number of upvalues every function has: the chain metatable and the rig metatable. */
+#define UPVALUES 2
+
+/* Pushes the upvalues. */
+static void push_upvalues(lua_State *L, int chain_mt, int rig_mt)
 {
     lua_pushvalue(L, chain_mt);
     lua_pushvalue(L, rig_mt);
-    lua_pushvalue(L, keep_table);
 }
 
 /* A metatable at index mt: methods in __index, metamethods, protected under the name. */
 static void fill_metatable(lua_State *L, int mt, const luaL_Reg *methods, const luaL_Reg *meta,
-                           const char *name, int chain_mt, int rig_mt, int keep_table)
+                           const char *name, int chain_mt, int rig_mt)
 {
     lua_newtable(L);
-    push_upvalues(L, chain_mt, rig_mt, keep_table);
-    luaL_setfuncs(L, methods, 3);
+    push_upvalues(L, chain_mt, rig_mt);
+    luaL_setfuncs(L, methods, UPVALUES);
     lua_setfield(L, mt, "__index");
     lua_pushvalue(L, mt);
-    push_upvalues(L, chain_mt, rig_mt, keep_table);
-    luaL_setfuncs(L, meta, 3);
+    push_upvalues(L, chain_mt, rig_mt);
+    luaL_setfuncs(L, meta, UPVALUES);
     lua_pop(L, 1);
     lua_pushstring(L, name);
     lua_setfield(L, mt, "__metatable");
@@ -1747,24 +1829,18 @@ int luaopen_ik_core(lua_State *L);
 int luaopen_ik_core(lua_State *L)
 {
     ik_lua_check_version(L);
-    int chain_mt, rig_mt, keep_table;
+    int chain_mt, rig_mt;
     lua_newtable(L);
     chain_mt = lua_gettop(L);
     lua_newtable(L);
     rig_mt = lua_gettop(L);
-    lua_newtable(L); /* weak keys: what a chain or a rig keeps alive */
-    keep_table = lua_gettop(L);
-    lua_createtable(L, 0, 1);
-    lua_pushliteral(L, "k");
-    lua_setfield(L, -2, "__mode");
-    lua_setmetatable(L, keep_table);
 
-    fill_metatable(L, chain_mt, chain_methods, chain_metamethods, "ik.chain", chain_mt, rig_mt, keep_table);
-    fill_metatable(L, rig_mt, rig_methods, rig_metamethods, "ik.rig", chain_mt, rig_mt, keep_table);
+    fill_metatable(L, chain_mt, chain_methods, chain_metamethods, "ik.chain", chain_mt, rig_mt);
+    fill_metatable(L, rig_mt, rig_methods, rig_metamethods, "ik.rig", chain_mt, rig_mt);
 
     lua_createtable(L, 0, 16);
-    push_upvalues(L, chain_mt, rig_mt, keep_table);
-    luaL_setfuncs(L, module_functions, 3);
+    push_upvalues(L, chain_mt, rig_mt);
+    luaL_setfuncs(L, module_functions, UPVALUES);
     lua_pushliteral(L, "ik " IK_VERSION);
     lua_setfield(L, -2, "_VERSION");
     return 1;
