@@ -225,7 +225,11 @@ int ik_fab_kick(ik_fab *f)
 static int fabrik_run(ik_chain *c, ik_vec3 target, int m, ik_real *distance, int used)
 {
     ik_fab f;
-    int done = ik_fab_start(&f, c, target, m, *distance), next;
+    int done, next;
+    /* The tracking steps may have spent the budget: a straightening would count one more.
+       (used > 0 only on a chain with limits, whose distance is measured afterwards.) */
+    if (used >= ik_iteration_budget(c->settings.iterations)) return used;
+    done = ik_fab_start(&f, c, target, m, *distance);
     *distance = f.distance;
     if (done >= 0) return used + done;
     f.iter = used;

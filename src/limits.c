@@ -678,6 +678,26 @@ int ik_limits_oriented(const ik_chain *c, int m)
     return c->has_orientation && m == c->n - 1 && m > 0 && c->limit[m].flags != 0;
 }
 
+/*
+ * The scale the steps work at: the reach within [1 / FINISH_RANGE, FINISH_RANGE] and the
+ * joints and the target within FINISH_RANGE of the origin, so no product they form
+ * overflows (lambda^2 went to infinity, then inf * 0) or loses all its bits. Beyond that
+ * the solver's own answer stands.
+ */
+#define FINISH_RANGE 1e100
+
+static int finish_in_range(const ik_chain *c, ik_vec3 target, int m)
+{
+    ik_real reach = ik_chain_reach_to(c, m, NULL);
+    int j;
+    if (!(reach <= FINISH_RANGE && reach >= 1 / FINISH_RANGE)) return 0;
+    if (!(fabs(target.x) <= FINISH_RANGE && fabs(target.y) <= FINISH_RANGE && fabs(target.z) <= FINISH_RANGE))
+        return 0;
+    for (j = 0; j < (c->n + 1) * c->dim; j++)
+        if (!(fabs(c->joint[j]) <= FINISH_RANGE)) return 0;
+    return 1;
+}
+
 static int finish(ik_chain *c, ik_vec3 target, int m, int iterations, int first, int *met)
 {
     ik_real reach = ik_chain_reach_to(c, m, NULL), lambda2, size;
@@ -693,6 +713,8 @@ static int finish(ik_chain *c, ik_vec3 target, int m, int iterations, int first,
     ik_chain_settle(c);
     ik_chain_mark_stale(c, first);
     ik_chain_fk(c);
+    *met = 0;
+    if (!finish_in_range(c, target, m)) return 0;
     lambda2 = FINISH_DAMPING * reach * reach;
     while (iter < iterations && !finish_error(c, target, m, &rows, &size)) {
         ik_real after;

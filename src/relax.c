@@ -141,7 +141,7 @@ static int relax_run(ik_chain *c, ik_vec3 target, int m, int iter)
     if (!c->limited && !pinned &&
         ik_v3_len(ik_v3_sub(target, ik_joint_v3(c, 0))) >= ik_chain_reach_to(c, m, NULL) - s->tolerance) {
         ik_fabrik_straighten(c, target, m);
-        return 1;
+        return iter + 1;
     }
     memcpy(b, c->joint, (size_t)m * (size_t)c->dim * sizeof *b);
     progress = ik_progress_start(c, target, m);
