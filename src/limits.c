@@ -410,8 +410,9 @@ static void apply_turn(ik_chain *c, int j, ik_vec3 t)
             r = ik_q_axis_angle(c->limit[j].axis, t.x); /* in the parent's frame already */
         } else {
             ik_real angle = ik_v3_len(t);
-            if (!(angle > 0)) return;
-            r = ik_q_axis_angle(ik_v3_scale(t, 1 / angle), angle);
+            ik_vec3 unit = ik_v3_normalize_or(t, ik_v3(0, 0, 0)); /* 1 / angle overflows */
+            if (!(angle > 0 && isfinite(angle)) || ik_v3_dot(unit, unit) == 0) return;
+            r = ik_q_axis_angle(unit, angle);
             r = ik_q_mul(ik_q_mul(ik_q_conj(parent), r), parent);
         }
         c->rot[j] = ik_limit_rotation(&c->limit[j], ik_q_normalize(ik_q_mul(r, c->rot[j])));
