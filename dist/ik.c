@@ -2122,8 +2122,9 @@ static void apply_turn(ik_chain *c, int j, ik_vec3 t)
             r = ik_q_axis_angle(c->limit[j].axis, t.x); /* in the parent's frame already */
         } else {
             ik_real angle = ik_v3_len(t);
-            if (!(angle > 0)) return;
-            r = ik_q_axis_angle(ik_v3_scale(t, 1 / angle), angle);
+            ik_vec3 unit = ik_v3_normalize_or(t, ik_v3(0, 0, 0)); /* 1 / angle overflows */
+            if (!(angle > 0 && isfinite(angle)) || ik_v3_dot(unit, unit) == 0) return;
+            r = ik_q_axis_angle(unit, angle);
             r = ik_q_mul(ik_q_mul(ik_q_conj(parent), r), parent);
         }
         c->rot[j] = ik_limit_rotation(&c->limit[j], ik_q_normalize(ik_q_mul(r, c->rot[j])));
@@ -2390,6 +2391,26 @@ int ik_limits_oriented(const ik_chain *c, int m)
     return c->has_orientation && m == c->n - 1 && m > 0 && c->limit[m].flags != 0;
 }
 
+/*
+ * The scale the steps work at: the reach within [1 / FINISH_RANGE, FINISH_RANGE] and the
+ * joints and the target within FINISH_RANGE of the origin, so no product they form
+ * overflows (lambda^2 went to infinity, then inf * 0) or loses all its bits. Beyond that
+ * the solver's own answer stands.
+ */
+#define FINISH_RANGE 1e100
+
+static int finish_in_range(const ik_chain *c, ik_vec3 target, int m)
+{
+    ik_real reach = ik_chain_reach_to(c, m, NULL);
+    int j;
+    if (!(reach <= FINISH_RANGE && reach >= 1 / FINISH_RANGE)) return 0;
+    if (!(fabs(target.x) <= FINISH_RANGE && fabs(target.y) <= FINISH_RANGE && fabs(target.z) <= FINISH_RANGE))
+        return 0;
+    for (j = 0; j < (c->n + 1) * c->dim; j++)
+        if (!(fabs(c->joint[j]) <= FINISH_RANGE)) return 0;
+    return 1;
+}
+
 static int finish(ik_chain *c, ik_vec3 target, int m, int iterations, int first, int *met)
 {
     ik_real reach = ik_chain_reach_to(c, m, NULL), lambda2, size;
@@ -2405,6 +2426,8 @@ static int finish(ik_chain *c, ik_vec3 target, int m, int iterations, int first,
     ik_chain_settle(c);
     ik_chain_mark_stale(c, first);
     ik_chain_fk(c);
+    *met = 0;
+    if (!finish_in_range(c, target, m)) return 0;
     lambda2 = FINISH_DAMPING * reach * reach;
     while (iter < iterations && !finish_error(c, target, m, &rows, &size)) {
         ik_real after;
@@ -3250,7 +3273,11 @@ int ik_fab_kick(ik_fab *f)
 static int fabrik_run(ik_chain *c, ik_vec3 target, int m, ik_real *distance, int used)
 {
     ik_fab f;
-    int done = ik_fab_start(&f, c, target, m, *distance), next;
+    int done, next;
+    /* The tracking steps may have spent the budget: a straightening would count one more.
+       (used > 0 only on a chain with limits, whose distance is measured afterwards.) */
+    if (used >= ik_iteration_budget(c->settings.iterations)) return used;
+    done = ik_fab_start(&f, c, target, m, *distance);
     *distance = f.distance;
     if (done >= 0) return used + done;
     f.iter = used;
@@ -4499,7 +4526,7 @@ static int relax_run(ik_chain *c, ik_vec3 target, int m, int iter)
     if (!c->limited && !pinned &&
         ik_v3_len(ik_v3_sub(target, ik_joint_v3(c, 0))) >= ik_chain_reach_to(c, m, NULL) - s->tolerance) {
         ik_fabrik_straighten(c, target, m);
-        return 1;
+        return iter + 1;
     }
     memcpy(b, c->joint, (size_t)m * (size_t)c->dim * sizeof *b);
     progress = ik_progress_start(c, target, m);
