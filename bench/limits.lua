@@ -14,6 +14,10 @@ package.cpath = (os.getenv("IK_CPATH") or "./?.so") .. ";" .. package.cpath
 local ik = require("ik")
 
 local trials = tonumber(arg[1]) or 1000
+-- IK_ROWS=pattern: only the chain and rig rows whose name matches (a Lua pattern), and
+-- none of the other sections: for working on one row.
+local only = os.getenv("IK_ROWS")
+local function wanted_row(name) return not only or name:find(only) ~= nil end
 local frames = trials
 local pi, sqrt, sin, cos, abs = math.pi, math.sqrt, math.sin, math.cos, math.abs
 local clock = os.clock
@@ -273,16 +277,17 @@ for _, dim in ipairs({2, 3}) do
   for _, limited in ipairs({true, false}) do
     for _, solver in ipairs({"fabrik", "ccd", "relax"}) do
       local n = dim == 2 and 6 or 7
-      local make = single(dim, n, solver)
-      local r = chain_row({make = make, unlimited = not limited})
-      print_chain_row(string.format("%dD %d bones %-6s %s", dim, n, solver, limited and "limits" or "free"), r)
+      local name = string.format("%dD %d bones %-6s %s", dim, n, solver, limited and "limits" or "free")
+      if wanted_row(name) then
+        print_chain_row(name, chain_row({make = single(dim, n, solver), unlimited = not limited}))
+      end
     end
   end
 end
 for _, dim in ipairs({2, 3}) do
   for _, solver in ipairs({"ccd", "fabrik", "relax"}) do
-    local r = chain_row({make = single(dim, 3, solver), orientation = true})
-    print_chain_row(string.format("%dD 3 bones %-6s limits+orient.", dim, solver), r)
+    local name = string.format("%dD 3 bones %-6s limits+orient.", dim, solver)
+    if wanted_row(name) then print_chain_row(name, chain_row({make = single(dim, 3, solver), orientation = true})) end
   end
 end
 
@@ -306,10 +311,12 @@ local function knee_row(solver)
   return {rate = 100 * reached / trials, its = iterations / trials, ns = ns(seconds, trials)}
 end
 
+if not only then
 print("")
 print("Knee: 2D leg {5, 4.6}, knee range (0, 2.5), straight, target at 99.4% of reach, random direction")
 for _, solver in ipairs({"fabrik", "ccd", "relax", "two_bone"}) do
   print(string.format("%-34s %s", "knee " .. solver, cell(knee_row(solver))))
+end
 end
 
 -- ---- the 3D arm of the issue, from its straight rest pose, target at ~82% of reach ----
@@ -341,6 +348,7 @@ local function arm_row(solver, pole)
   return {rate = 100 * reached / trials, its = iterations / trials, ns = ns(seconds, trials)}
 end
 
+if not only then
 print("")
 print("3D arm: shoulder cone 80 deg, elbow hinge z (0, 150 deg), wrist cone and twist; straight rest,")
 print("goals from poses within the limits at 80-84% of reach")
@@ -350,6 +358,7 @@ for _, pole in ipairs({{0, 0, -1}, {0, 0, 1}, false}) do
       pole and string.format("{%g,%g,%g}", pole[1], pole[2], pole[3]) or "false")
     print(string.format("%-34s %s", name, cell(arm_row(solver, pole))))
   end
+end
 end
 
 -- ---- rigs ----
@@ -465,7 +474,7 @@ local function rig_row(spec, dim, solver, limited)
   end
   -- tracking: every joint's parameters along smooth closed curves, 10 iterations a frame
   seed = 555
-  rig:configure({solver = solver, iterations = 10, tolerance = 1e-3})
+  rig:configure({solver = solver, iterations = tonumber(os.getenv("IK_TRACK_IT")) or 10, tolerance = 1e-3})
   local phase = {}
   for k, c in ipairs(chains) do
     phase[k] = {}
@@ -529,9 +538,8 @@ for _, spec in ipairs({humanoid, quadruped}) do
   for _, dim in ipairs({2, 3}) do
     for _, limited in ipairs({true, false}) do
       for _, solver in ipairs({"fabrik", "relax"}) do
-        local r = rig_row(spec, dim, solver, limited)
-        print_chain_row(string.format("%s %dD %-6s %s", spec.name, dim, solver,
-          limited and "limits" or "free"), r)
+        local name = string.format("%s %dD %-6s %s", spec.name, dim, solver, limited and "limits" or "free")
+        if wanted_row(name) then print_chain_row(name, rig_row(spec, dim, solver, limited)) end
       end
     end
   end
@@ -574,10 +582,12 @@ local function repro_row(as_rig)
   return {rate = 100 * reached / trials, its = iterations / trials, ns = ns(seconds, trials)}
 end
 
+if not only then
 print("")
 print("The issue's repro: {1.0, 0.8, 1.5, 1.4}, limits on bones 2-4, straight start, 100 it, FABRIK")
 print(string.format("%-34s %s", "as one chain", cell(repro_row(false))))
 print(string.format("%-34s %s", "as a rig (body + arm)", cell(repro_row(true))))
+end
 
 -- ---- effector_weight = 0 (measured, not fixed here: rig.c) ----
 -- A 2D creature: a body with two 3-bone limbs; limb A (weight 0) reaches for a point out of
@@ -610,11 +620,13 @@ local function weight_row(dim, goal_a)
   return 100 * reached / trials
 end
 
+if not only then
 print("")
 print("effector_weight = 0: a weight-1 limb's goal met while a weight-0 limb reaches out of reach,")
 print("against the same with no goal on the weight-0 limb (what no pull would give)")
 for _, dim in ipairs({2, 3}) do
   print(string.format("%dD: %.1f%% (no goal: %.1f%%)", dim, weight_row(dim, true), weight_row(dim, false)))
+end
 end
 
 -- ---- max_turn with limits, CCD: runs that arrive ----
@@ -638,6 +650,7 @@ local function max_turn_row(dim, solver)
   return 100 * arrived / runs, arrived > 0 and frames_used / arrived or 0
 end
 
+if not only then
 print("")
 print("max_turn 0.1 with limits: runs (a goal from a pose within the limits, 10 it a frame) that")
 print("arrive within 200 frames, and the mean frames they take")
@@ -646,4 +659,5 @@ for _, dim in ipairs({2, 3}) do
     local rate, f = max_turn_row(dim, solver)
     print(string.format("%dD %-6s %5.1f%% %6.1f frames", dim, solver, rate, f))
   end
+end
 end

@@ -43,6 +43,7 @@ build = {
                 "src/chain.c",
                 "src/limits.c",
                 "src/sweep.c",
+                "src/joint_space.c",
                 "src/escape.c",
                 "src/two_bone.c",
                 "src/fabrik.c",

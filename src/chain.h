@@ -276,6 +276,8 @@ ik_quat ik_limit_rotation(const ik_limit *limit, ik_quat rotation);
  * child's limit allows, given the child's new direction (2D: its range; 3D: its cone).
  */
 ik_vec3 ik_limit_backward(const ik_chain *chain, int i, ik_vec3 dir, ik_vec3 child);
+/* The angle of q's turn about unit axis (its twist about that axis), in [-pi, pi]. */
+ik_real ik_twist_angle(ik_quat q, ik_vec3 axis);
 /* Brings every limited bone within its limits (the local pose; the cache goes stale). */
 void ik_chain_clamp_limits(ik_chain *chain);
 /*
@@ -285,6 +287,19 @@ void ik_chain_clamp_limits(ik_chain *chain);
  * current; its world data is current afterwards. Returns the steps used.
  */
 int ik_limits_finish(ik_chain *chain, ik_vec3 target, int m, int iterations, int first);
+/*
+ * One bone in a joint-space step. A turn is an angle (in .x) for a 2D bone or a 3D hinge,
+ * else a rotation vector in the world frame. ik_joint_axes: the world axes bone j turns
+ * about (2D: z; a hinge: its axis; else x, y, z, or, with mode, an orthonormal set without
+ * the ways out its limits block: bit 1 the swing out of its cone, bit 2 its twist beyond a
+ * bound), returns how many. ik_joint_blocked: what its limits block of a turn: -1 all (a
+ * 2D range or hinge at the bound the turn pushes beyond), else the mode bits. ik_joint_turn:
+ * turns bone j (its local pose; the caller marks the chain stale) within its limits. Bones
+ * 0..j-1 must be current.
+ */
+int ik_joint_axes(const ik_chain *chain, int j, int mode, ik_vec3 axes[3]);
+int ik_joint_blocked(const ik_chain *chain, int j, ik_vec3 turn);
+void ik_joint_turn(ik_chain *chain, int j, ik_vec3 turn);
 /*
  * Solves the symmetric positive definite k x k system a y = e by Cholesky (a: rows of
  * `stride` numbers; its lower half is overwritten by the factor); 0 when a is not positive

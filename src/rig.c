@@ -59,7 +59,8 @@ typedef struct rig_node {
     int row;          /* the joint-space stage: its goal's first row, -1 without a goal */
     ik_real *saved;   /* [8 n]: the joint-space stage's poses to go back to: before the
                          step, and the best before a kick */
-    unsigned char *pinned; /* [n]: the joint-space step leaves bone i out (held by its limits) */
+    signed char *mode; /* [n + 1]: how bone i takes part in a joint-space step: the ways
+                          its limits block (ik_joint_axes), -1 left out */
     ik_real reach;    /* of bones 0..end-1 */
     ik_real inner;    /* the inner radius of their reach ring: 2 * longest - reach, or less */
 } rig_node;
@@ -224,7 +225,7 @@ ik_status ik_rig_init(void *memory, size_t size, ik_chain *const *chains, int co
     ik_vec3 *relaxed;
     int *above;
     ik_real *saved;
-    unsigned char *pinned;
+    signed char *mode;
     size_t joints;
     int k, j, done, next;
     sorting by;
@@ -251,7 +252,7 @@ ik_status ik_rig_init(void *memory, size_t size, ik_chain *const *chains, int co
     p += ALIGN16(joints * sizeof(int));
     saved = (ik_real *)p;
     p += ALIGN16(joints * 8 * sizeof(ik_real));
-    pinned = p;
+    mode = (signed char *)p;
     p += ALIGN16(joints);
     rig->node = (rig_node *)p;
     p += ALIGN16((size_t)count * sizeof(rig_node));
@@ -273,7 +274,7 @@ ik_status ik_rig_init(void *memory, size_t size, ik_chain *const *chains, int co
         nd->relaxed = relaxed, relaxed += chains[k]->n + 1;
         nd->above = above, above += chains[k]->n + 1;
         nd->saved = saved, saved += 8 * ((size_t)chains[k]->n + 1);
-        nd->pinned = pinned, pinned += chains[k]->n + 1;
+        nd->mode = mode, mode += chains[k]->n + 1;
         if (nd->parent >= 0) rig->node[nd->parent].kids++;
     }
     /* Children grouped by parent (counted, then placed), each group by joint, highest first. */
@@ -1103,22 +1104,6 @@ static int dls_rows(ik_rig *rig, ik_real reach)
     return m;
 }
 
-/* The axes bone i of node nd turns about (world, unit); their number. */
-static int dls_axes(const rig_node *nd, int i, ik_vec3 axis[3])
-{
-    const ik_chain *c = nd->chain;
-    if (c->dim == 2) {
-        axis[0] = ik_v3(0, 0, 1);
-        return 1;
-    }
-    if (c->limit[i].flags & IK_LIMIT_HINGE) {
-        axis[0] = ik_q_rotate(i == 0 ? c->base_rot : c->wrot[i - 1], c->limit[i].axis);
-        return 1;
-    }
-    axis[0] = ik_v3(1, 0, 0), axis[1] = ik_v3(0, 1, 0), axis[2] = ik_v3(0, 0, 1);
-    return 3;
-}
-
 /* One column of J: how the goals beyond bone i of nd move as it turns about axis. */
 typedef struct dls_column {
     int count;
@@ -1163,43 +1148,14 @@ static ik_real dls_cost(const ik_rig *rig, ik_real *largest)
 /* The largest turn of one bone in one step (radians): the linear model holds near it. */
 #define DLS_MAX_TURN 0.5
 
-/*
- * Bone i of nd turned by delta[a] about axis[a] (world), within its limits, when `apply`;
- * either way returns whether its limits hold it back from more than half of that turn.
- */
-static int dls_turn(rig_node *nd, int i, const ik_vec3 *axis, int axes, const ik_real *delta, int apply)
+/* Bone i's turn in the step (the convention of ik_joint_turn) from its turns about its axes. */
+static ik_vec3 dls_turn(const rig_node *nd, int i, const ik_vec3 *axis, int axes, const ik_real *delta)
 {
-    ik_chain *c = nd->chain;
-    int held;
-    if (c->dim == 2) {
-        ik_real angle = ik_turn_angle(c, i), turn = delta[0], to;
-        if (turn > DLS_MAX_TURN) turn = DLS_MAX_TURN;
-        if (turn < -DLS_MAX_TURN) turn = -DLS_MAX_TURN;
-        if (!(turn != 0 && isfinite(turn))) return 0;
-        to = c->limit[i].flags ? ik_limit_angle(&c->limit[i], ik_wrap_angle(angle + turn)) : angle + turn;
-        held = fabs(ik_wrap_angle(to - angle)) < 0.5 * fabs(turn);
-        if (apply) ik_chain_set_turn_angle(c, i, to);
-    } else {
-        ik_vec3 v = ik_v3(0, 0, 0), unit;
-        ik_quat r, parent, local, to, off;
-        ik_real angle;
-        int a;
-        for (a = 0; a < axes; a++) v = ik_v3_add(v, ik_v3_scale(axis[a], delta[a]));
-        angle = ik_v3_len(v);
-        unit = ik_v3_normalize_or(v, ik_v3(0, 0, 0)); /* (1 / angle overflows for a tiny one) */
-        if (!(angle > 0 && isfinite(angle)) || ik_v3_dot(unit, unit) == 0) return 0;
-        if (angle > DLS_MAX_TURN) angle = DLS_MAX_TURN;
-        r = ik_q_axis_angle(unit, angle);
-        parent = i == 0 ? c->base_rot : c->wrot[i - 1];
-        local = ik_q_normalize(ik_q_mul(ik_q_mul(ik_q_mul(ik_q_conj(parent), r), parent), c->rot[i]));
-        to = c->limit[i].flags ? ik_limit_rotation(&c->limit[i], local) : local;
-        /* held back: the limits' rotation farther from the one asked than half the turn */
-        off = ik_q_mul(to, ik_q_conj(local));
-        held = 2 * atan2(sqrt(off.x * off.x + off.y * off.y + off.z * off.z), fabs(off.w)) > 0.5 * angle;
-        if (apply) c->rot[i] = to;
-    }
-    if (apply) ik_chain_mark_stale(c, i);
-    return held;
+    ik_vec3 v = ik_v3(0, 0, 0);
+    int a;
+    if (nd->chain->dim == 2 || (nd->chain->limit[i].flags & IK_LIMIT_HINGE)) return ik_v3(delta[0], 0, 0);
+    for (a = 0; a < axes; a++) v = ik_v3_add(v, ik_v3_scale(axis[a], delta[a]));
+    return v;
 }
 
 /* The bones node nd's goals and children bend: 0..hi-1. */
@@ -1232,7 +1188,7 @@ static void dls_pose(ik_rig *rig, int back, int which)
 static int dls_delta(const ik_rig *rig, const rig_node *nd, int i, ik_vec3 axis[3], ik_real delta[3])
 {
     dls_column col;
-    int o, a, axes = dls_axes(nd, i, axis);
+    int o, a, axes = ik_joint_axes(nd->chain, i, nd->mode[i], axis);
     for (o = 0; o < axes; o++) {
         dls_column_of(rig, nd, i, axis[o], &col);
         delta[o] = 0;
@@ -1257,8 +1213,9 @@ static int dls_solve(ik_rig *rig, int m, ik_real lambda2)
             if (rig->dim == 3) rig->error[nd->row + 2] = e.z;
         }
         for (i = 0; i < bends(nd); i++) {
-            int axes = dls_axes(nd, i, axis);
-            if (nd->pinned[i]) continue;
+            int axes;
+            if (nd->mode[i] < 0) continue;
+            axes = ik_joint_axes(nd->chain, i, nd->mode[i], axis);
             for (o = 0; o < axes; o++) {
                 dls_column_of(rig, nd, i, axis[o], &col);
                 for (a = 0; a < col.count; a++)
@@ -1274,9 +1231,27 @@ static int dls_solve(ik_rig *rig, int m, ik_real lambda2)
 }
 
 /*
- * One step: solved, then solved again without the bones whose limits would hold them back
- * (an active set: counted in, a bone pinned at its limit makes the others' turns too
- * small), then every bone not pinned turned from the pose before the step. 0: no step.
+ * Whether a 2D bone or a 3D hinge would be held back by its bounds from more than half of
+ * a turn (at most DLS_MAX_TURN): counted in, it makes the others' turns too small.
+ */
+static int held_back(const ik_chain *c, int i, ik_real turn)
+{
+    const ik_limit *l = &c->limit[i];
+    ik_real angle, to;
+    if (c->dim == 3 && !(l->flags & IK_LIMIT_HINGE)) return 0;
+    if (c->dim == 2 && !(l->flags & IK_LIMIT_RANGE)) return 0;
+    turn = ik_clamp(turn, -DLS_MAX_TURN, DLS_MAX_TURN);
+    angle = c->dim == 2 ? ik_turn_angle(c, i) : ik_twist_angle(c->rot[i], l->axis);
+    to = ik_limit_angle(l, ik_wrap_angle(angle + turn));
+    return fabs(ik_wrap_angle(to - angle)) < 0.5 * fabs(turn);
+}
+
+/*
+ * One step: solved, then solved again without the ways out the limits block (an active
+ * set: a 2D range or hinge at a bound the step pushes beyond leaves the step, a cone or
+ * twist at its bound loses only the way out of it; counted in, a bone held at its limit
+ * makes the others' turns too small), then every bone turned from the pose before the
+ * step, each by at most DLS_MAX_TURN, within its limits. 0: no step.
  */
 #define DLS_PASSES 3
 
@@ -1285,7 +1260,7 @@ static int dls_step(ik_rig *rig, int m, ik_real lambda2)
     ik_vec3 axis[3];
     ik_real delta[3];
     int k, i, pass, axes;
-    for (k = 0; k < rig->count; k++) memset(rig->node[k].pinned, 0, (size_t)rig->node[k].chain->n + 1);
+    for (k = 0; k < rig->count; k++) memset(rig->node[k].mode, 0, (size_t)rig->node[k].chain->n + 1);
     for (pass = 0; pass < DLS_PASSES; pass++) {
         int more = 0;
         if (!dls_solve(rig, m, lambda2)) return 0;
@@ -1294,9 +1269,13 @@ static int dls_step(ik_rig *rig, int m, ik_real lambda2)
             rig_node *nd = &rig->node[k];
             if (!nd->chain->limited) continue;
             for (i = 0; i < bends(nd); i++) {
-                if (nd->pinned[i] || !nd->chain->limit[i].flags) continue;
+                int blocked;
+                if (nd->mode[i] < 0 || !nd->chain->limit[i].flags) continue;
                 axes = dls_delta(rig, nd, i, axis, delta);
-                if (dls_turn(nd, i, axis, axes, delta, 0)) nd->pinned[i] = 1, more = 1;
+                blocked = ik_joint_blocked(nd->chain, i, dls_turn(nd, i, axis, axes, delta));
+                if (blocked == 0 && held_back(nd->chain, i, delta[0])) blocked = -1;
+                if (blocked < 0) nd->mode[i] = -1, more = 1;
+                else if ((blocked | nd->mode[i]) != nd->mode[i]) nd->mode[i] = (signed char)(nd->mode[i] | blocked), more = 1;
             }
         }
         if (!more) break;
@@ -1304,10 +1283,18 @@ static int dls_step(ik_rig *rig, int m, ik_real lambda2)
     /* Every column from the pose before the step: each chain's bones from its tip down. */
     for (k = 0; k < rig->count; k++) {
         rig_node *nd = &rig->node[k];
+        ik_chain *c = nd->chain;
         for (i = bends(nd) - 1; i >= 0; i--) {
-            if (nd->pinned[i]) continue;
+            ik_vec3 t;
+            ik_real size;
+            if (nd->mode[i] < 0) continue;
             axes = dls_delta(rig, nd, i, axis, delta);
-            dls_turn(nd, i, axis, axes, delta, 1);
+            t = dls_turn(nd, i, axis, axes, delta);
+            size = c->dim == 2 || (c->limit[i].flags & IK_LIMIT_HINGE) ? fabs(t.x) : ik_v3_len(t);
+            if (!(size > 0 && isfinite(size))) continue;
+            if (size > DLS_MAX_TURN) t = ik_v3_scale(t, DLS_MAX_TURN / size);
+            ik_joint_turn(c, i, t);
+            ik_chain_mark_stale(c, i);
         }
     }
     return 1;
@@ -1315,11 +1302,11 @@ static int dls_step(ik_rig *rig, int m, ik_real lambda2)
 
 /*
  * A kick out of a minimum the limits make: the limited bones of every chain on the way from
- * a missed goal to the root go to the middle of their ranges (2D range, 3D hinge; other 3D
- * limits: straight along the parent, then within them), the start the limits leave most
- * room around; the rest of the pose stays.
+ * a missed goal to the root turn towards the middle of their ranges (2D range, 3D hinge;
+ * other 3D limits: towards straight along the parent, then within them), the start the
+ * limits leave most room around, by at most `most` radians each; the rest of the pose stays.
  */
-static void dls_kick(ik_rig *rig)
+static void dls_kick(ik_rig *rig, ik_real most)
 {
     int k, i, x;
     for (k = 0; k < rig->count; k++) {
@@ -1331,30 +1318,42 @@ static void dls_kick(ik_rig *rig)
             if (!c->limited) continue;
             for (i = 0; i < bends(on); i++) {
                 const ik_limit *l = &c->limit[i];
+                ik_quat to;
                 if (!l->flags) continue;
-                if (c->dim == 2) ik_chain_set_turn_angle(c, i, (l->min + l->max) / 2);
-                else if (l->flags & IK_LIMIT_HINGE) c->rot[i] = ik_limit_rotation(l, ik_q_axis_angle(l->axis, (l->min + l->max) / 2));
-                else c->rot[i] = ik_limit_rotation(l, ik_q_identity());
+                if (c->dim == 2 || (l->flags & IK_LIMIT_HINGE)) {
+                    ik_real now = c->dim == 2 ? ik_turn_angle(c, i) : ik_twist_angle(c->rot[i], l->axis);
+                    ik_real turn = ik_clamp((l->min + l->max) / 2 - now, -most, most);
+                    if (c->dim == 2) ik_chain_set_turn_angle(c, i, now + turn);
+                    else c->rot[i] = ik_limit_rotation(l, ik_q_axis_angle(l->axis, now + turn));
+                } else {
+                    ik_quat q = c->rot[i];
+                    ik_real angle;
+                    if (q.w < 0) q = ik_q(-q.w, -q.x, -q.y, -q.z);
+                    angle = 2 * atan2(sqrt(q.x * q.x + q.y * q.y + q.z * q.z), q.w);
+                    to = angle > most ? ik_q_fraction(q, 1 - most / angle) : ik_q_identity();
+                    c->rot[i] = ik_limit_rotation(l, ik_q_normalize(to));
+                }
                 ik_chain_mark_stale(c, i);
             }
         }
     }
 }
 
-/* Kicks a stalled joint-space stage may make after the passes (none while tracking: a
-   kick turns bones far in one frame). */
+/* Kicks a stalled joint-space stage may make after the passes; while tracking, nudges of
+   at most DLS_NUDGE radians a bone (a kick turns bones far in one frame). */
 #define DLS_KICKS 2
+#define DLS_NUDGE 0.1
 
 /*
  * Steps while the goals are missed and they gain, at most `iterations` (a stall with limits
  * kicks, at most kicks_allowed times, and the best pose is kept); then every chain
  * finished. m: the rows (dls_rows). The chains are settled. Returns the steps tried.
  */
-static int joint_space(ik_rig *rig, int iterations, ik_real reach, int bones, int m, int kicks_allowed)
+static int joint_space(ik_rig *rig, int iterations, ik_real reach, int bones, int m, int tracking)
 {
     ik_progress progress;
     ik_real distance, cost, best = INFINITY, unit = reach / bones, lambda2 = 0.01 * unit * unit;
-    int steps = 0, kicks = 0;
+    int steps = 0, kicks = 0, kicks_allowed = tracking ? 1 : DLS_KICKS, creeping = 0;
     rig_fk(rig);
     cost = dls_cost(rig, &distance);
     progress = ik_progress_plain(distance, reach);
@@ -1368,6 +1367,9 @@ static int joint_space(ik_rig *rig, int iterations, ik_real reach, int bones, in
             rig_fk(rig);
             now = dls_cost(rig, &largest);
             if (now < cost) {
+                /* gains of less than a percent twice running: a minimum the limits made */
+                creeping = now > 0.99 * cost ? creeping + 1 : 0;
+                stalled = creeping >= 2;
                 cost = now, distance = largest;
                 lambda2 *= 0.25;
                 if (lambda2 < 1e-12 * unit * unit) lambda2 = 1e-12 * unit * unit;
@@ -1385,12 +1387,13 @@ static int joint_space(ik_rig *rig, int iterations, ik_real reach, int bones, in
             best = cost;
             dls_pose(rig, 0, 1);
         }
-        dls_kick(rig);
+        dls_kick(rig, tracking ? DLS_NUDGE : INFINITY);
         kicks++;
         rig_fk(rig);
         cost = dls_cost(rig, &distance);
         progress = ik_progress_plain(distance, reach);
         lambda2 = 0.01 * unit * unit;
+        creeping = 0;
     }
     if (best < cost) {
         dls_pose(rig, 1, 1);
@@ -1460,6 +1463,50 @@ static ik_status check_unchanged(const ik_rig *rig)
     return IK_OK;
 }
 
+/* Relaxation's points where the joints are, before its passes. */
+static void start_passes(ik_rig *rig)
+{
+    int k, j;
+    if (rig->settings.solver != IK_SOLVER_RELAX) return;
+    for (k = 0; k < rig->count; k++) {
+        rig_node *nd = &rig->node[k];
+        for (j = 0; j <= nd->chain->n; j++) nd->relaxed[j] = joint_at(nd->chain, j);
+    }
+}
+
+/*
+ * The tree passes (FABRIK's or relaxation's) on the goals' points, at most `iterations`;
+ * with hand_over they stop where they creep (DLS_CREEP). Returns the iterations used.
+ */
+static int passes(ik_rig *rig, int iterations, ik_progress *progress, int hand_over)
+{
+    const ik_rig_settings *s = &rig->settings;
+    ik_real distance = worst(rig);
+    int iter = 0;
+    while (distance > s->tolerance && iter < iterations) {
+        ik_real before = distance;
+        if (s->solver == IK_SOLVER_RELAX) {
+            relax_iteration(rig);
+        } else {
+            fabrik_backward(rig);
+            fabrik_forward(rig);
+        }
+        iter++;
+        distance = worst(rig);
+        if (s->solver == IK_SOLVER_RELAX) {
+            if (distance > before) rig->omega = 1; /* over-relaxing no longer pays */
+        } else if (distance > before) { /* too far: back towards plain FABRIK */
+            rig->omega = rig->omega / 2 > 1 ? rig->omega / 2 : 1;
+        } else if (distance > 0.9 * before) { /* creeping: further */
+            rig->omega = rig->omega * 1.2 < 4 ? rig->omega * 1.2 : 4;
+        }
+        if (ik_progress_next(rig->node[0].chain, progress, distance) == IK_STOP) break;
+        /* Creeping: the passes have done what they do fast, joint space does the rest. */
+        if (hand_over && distance > DLS_CREEP * before) break;
+    }
+    return iter;
+}
+
 ik_status ik_rig_solve(ik_rig *rig, ik_result *out)
 {
     const ik_rig_settings *s = &rig->settings;
@@ -1500,14 +1547,9 @@ ik_status ik_rig_solve(ik_rig *rig, ik_result *out)
         return IK_OK;
     }
     index_goals(rig);
-    for (o = 0; o < rig->count; o++) {
-        rig_node *nd = &rig->node[o];
-        if (nd->chain->settings.max_turn < INFINITY) ik_save_pose(nd->chain);
-        if (s->solver == IK_SOLVER_RELAX) {
-            int j;
-            for (j = 0; j <= nd->chain->n; j++) nd->relaxed[j] = joint_at(nd->chain, j);
-        }
-    }
+    for (o = 0; o < rig->count; o++)
+        if (rig->node[o].chain->settings.max_turn < INFINITY) ik_save_pose(rig->node[o].chain);
+    start_passes(rig);
 
     for (o = 0; o < rig->count; o++) place_tip(&rig->node[o]);
     distance = worst(rig);
@@ -1516,32 +1558,16 @@ ik_status ik_rig_solve(ik_rig *rig, ik_result *out)
     m = dls_rows(rig, reach);
     near = m > 0 && distance > s->tolerance && distance < DLS_NEAR * reach / bones;
     hand_over = m > 0 && !near && distance > s->tolerance && within_reach(rig);
-    while (!near && distance > s->tolerance && iter < budget) {
-        ik_real before = distance;
-        if (s->solver == IK_SOLVER_RELAX) {
-            relax_iteration(rig);
-        } else {
-            fabrik_backward(rig);
-            fabrik_forward(rig);
+    if (near) { /* tracking: joint space from last frame's pose, which moves it smoothly */
+        iter = joint_space(rig, budget, reach, bones, m, 1);
+    } else {
+        iter = passes(rig, budget, &progress, hand_over);
+        pose_all(rig);
+        /* Measured again: posing within the limits may have moved what the passes placed. */
+        if (iter < budget && worst(rig) > s->tolerance) {
+            if (m > 0) iter += joint_space(rig, budget - iter, reach, bones, m, 0);
+            else if (rig->limited && dls_in_range(rig, reach)) iter += tree_sweeps(rig, budget - iter, reach);
         }
-        iter++;
-        distance = worst(rig);
-        if (s->solver == IK_SOLVER_RELAX) {
-            if (distance > before) rig->omega = 1; /* over-relaxing no longer pays */
-        } else if (distance > before) { /* too far: back towards plain FABRIK */
-            rig->omega = rig->omega / 2 > 1 ? rig->omega / 2 : 1;
-        } else if (distance > 0.9 * before) { /* creeping: further */
-            rig->omega = rig->omega * 1.2 < 4 ? rig->omega * 1.2 : 4;
-        }
-        if (ik_progress_next(rig->node[0].chain, &progress, distance) == IK_STOP) break;
-        /* Creeping: the passes have done what they do fast, joint space does the rest. */
-        if (hand_over && distance > DLS_CREEP * before) break;
-    }
-    if (!near) pose_all(rig);
-    /* Measured again: posing within the limits may have moved what the passes placed. */
-    if (iter < budget && worst(rig) > s->tolerance) {
-        if (m > 0) iter += joint_space(rig, budget - iter, reach, bones, m, near ? 0 : DLS_KICKS);
-        else if (rig->limited && dls_in_range(rig, reach)) iter += tree_sweeps(rig, budget - iter, reach);
     }
     if (iter < budget && worst(rig) > s->tolerance) iter += finish_limbs(rig, budget - iter);
 
