@@ -122,9 +122,10 @@ ik_status ik_settings_validate(const ik_settings *s)
 /*
  * Numbers a chain of n bones keeps past the header, as per_bone * n + extra. Both: length,
  * weight (n + 1), joint, dir and work (dim each; joint and work n + 1), and a limit. 2D adds
- * turn and prev_turn (2 each), angle and prev_angle; 3D adds rot, wrot and prev_rot (4 each).
+ * turn and prev_turn (2 each), angle and prev_angle; 3D adds rot, wrot, prev_rot and
+ * points_rot (4 each).
  */
-static size_t reals_per_bone(int dim) { return dim == 2 ? 1 + 1 + 2 * 3 + 6 : 1 + 1 + 3 * 3 + 12; }
+static size_t reals_per_bone(int dim) { return dim == 2 ? 1 + 1 + 2 * 3 + 6 : 1 + 1 + 3 * 3 + 16; }
 static size_t reals_extra(int dim) { return 1 + 2 * (size_t)dim; }
 
 static size_t chain_size(int dim, int n)
@@ -155,7 +156,7 @@ static void layout(ik_chain *c)
     c->dir = p, p += dim * n;
     c->work = p, p += dim * (n + 1);
     c->turn = NULL, c->angle = NULL, c->prev_turn = NULL, c->prev_angle = NULL;
-    c->rot = NULL, c->wrot = NULL, c->prev_rot = NULL;
+    c->rot = NULL, c->wrot = NULL, c->prev_rot = NULL, c->points_rot = NULL;
     if (dim == 2) {
         c->turn = (ik_vec2 *)p, p += 2 * n;
         c->prev_turn = (ik_vec2 *)p, p += 2 * n;
@@ -164,7 +165,8 @@ static void layout(ik_chain *c)
     } else {
         c->rot = (ik_quat *)p, p += 4 * n;
         c->wrot = (ik_quat *)p, p += 4 * n;
-        c->prev_rot = (ik_quat *)p;
+        c->prev_rot = (ik_quat *)p, p += 4 * n;
+        c->points_rot = (ik_quat *)p;
     }
 }
 

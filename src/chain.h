@@ -108,6 +108,9 @@ struct ik_chain {
     ik_vec2 *prev_turn;  /* 2D [n]: the local pose before the solve, for mix and max_turn */
     ik_real *prev_angle; /* 2D [n] */
     ik_quat *prev_rot;   /* 3D [n] */
+    ik_quat *points_rot; /* 3D [n]: the world rotations a solver on points (FABRIK,
+                            relaxation) derives its pose from, kept over joint-space steps
+                            (joint_space.c) */
     ik_limit *limit;     /* [n] */
 };
 
@@ -281,12 +284,16 @@ ik_real ik_twist_angle(ik_quat q, ik_vec3 axis);
 /* Brings every limited bone within its limits (the local pose; the cache goes stale). */
 void ik_chain_clamp_limits(ik_chain *chain);
 /*
- * A stuck solve on a chain with limits: damped least-squares steps on the joint angles of
- * bones first..m-1, the limits as bounds, until joint m is within tolerance of target, the
+ * A solve that crawls (a chain with limits stuck against them, or any chain creeping near
+ * its goal): damped least-squares steps on the joint angles of bones first..m-1, the
+ * limits as bounds, until joint m is within tolerance of target, the
  * steps gain nothing, or `iterations` steps are spent. The chain must be settled and
- * current; its world data is current afterwards. Returns the steps used.
+ * current; its world data is current afterwards. Returns the steps used. points: for a
+ * solver on points (FABRIK, relaxation): on a 3D chain without limits, each bone's world
+ * rotation is then derived from the one before the steps by the smallest turn of its
+ * direction (pose_behind), as the passes derive it: the twist kept.
  */
-int ik_limits_finish(ik_chain *chain, ik_vec3 target, int m, int iterations, int first);
+int ik_joint_finish(ik_chain *chain, ik_vec3 target, int m, int iterations, int first, int points);
 /*
  * One bone in a joint-space step. A turn is an angle (in .x) for a 2D bone or a 3D hinge,
  * else a rotation vector in the world frame. ik_joint_axes: the world axes bone j turns
@@ -308,17 +315,17 @@ void ik_joint_turn(ik_chain *chain, int j, ik_vec3 turn);
 int ik_solve_spd(ik_real *a, int stride, int k, const ik_real *e, ik_real *y);
 /*
  * Whether a solve of bones 0..m-1 is for the point behind a tip bone with an orientation
- * goal and a limit (m = n - 1): ik_limits_finish then also turns bone m - 1 so that the tip
+ * goal and a limit (m = n - 1): ik_joint_finish then also turns bone m - 1 so that the tip
  * bone can take its goal within its limit. The solvers end with it on chains with limits.
  */
 int ik_limits_oriented(const ik_chain *chain, int m);
 /*
- * A solve of a chain with limits whose joint m is already near target (a goal tracked
- * frame by frame): joint-space steps first, as ik_limits_finish. Returns 1 when they met
- * the goal (the solve is done), with the steps taken in *used; 0 otherwise (nothing done
- * when the chain has no limits or is not near).
+ * A solve whose joint m is already near target (a goal tracked frame by frame):
+ * joint-space steps first, as ik_joint_finish. Returns 1 when they met the goal (the solve
+ * is done), with the steps taken in *used; 0 otherwise (nothing done when the chain is not
+ * near, or escape is off).
  */
-int ik_limits_track(ik_chain *chain, ik_vec3 target, int m, int first, int *used);
+int ik_joint_track(ik_chain *chain, ik_vec3 target, int m, int first, int points, int *used);
 
 /*
  * Poses bone i along world direction dir (unit): its local pose becomes the one that points
@@ -368,13 +375,15 @@ typedef struct ik_progress {
     int limited;       /* the chain has limits: a stall there is a minimum they made */
     ik_real floor;     /* distances below this are rounding, not a lock-up */
     ik_real slow;      /* an iteration gaining less than this fraction counts as stuck */
+    int crawl;         /* a chain without limits not yet handed to joint-space steps */
     int m;
 } ik_progress;
 
 typedef enum ik_next {
     IK_GO_ON = 0, /* iterate again */
     IK_KICK,      /* stuck on a target within reach: bend the chain (ik_escape_kick) */
-    IK_STOP       /* stalled: no iteration gains anything any more */
+    IK_STOP,      /* stalled: no iteration gains anything any more */
+    IK_CRAWL      /* creeping (a chain without limits, once a solve): joint-space steps */
 } ik_next;
 
 ik_progress ik_progress_start(const ik_chain *chain, ik_vec3 target, int m);
@@ -481,6 +490,7 @@ typedef struct ik_fab {
     ik_real end[3];
     ik_real distance; /* the tip's from target now; NaN when not known */
     int m, iter;
+    int crawl;        /* the kick asked for is joint-space steps (IK_CRAWL) */
     ik_progress progress;
 } ik_fab;
 

@@ -86,6 +86,7 @@ ik_progress ik_progress_from(const ik_chain *c, int m, ik_real distance, ik_real
     e.limited = c->limited;
     e.slow = c->limited ? STUCK_LIMITED : STUCK_FREE;
     e.reachable = c->settings.escape && d <= total && d >= inner;
+    e.crawl = !c->limited;
     return e;
 }
 
@@ -105,6 +106,7 @@ ik_progress ik_progress_plain(ik_real error, ik_real scale)
     e.slow = 0;
     e.limited = 0;
     e.reachable = 0;
+    e.crawl = 0;
     return e;
 }
 
@@ -112,6 +114,10 @@ ik_next ik_progress_next(const ik_chain *c, ik_progress *e, ik_real distance)
 {
     ik_real last = e->last, from;
     e->last = distance;
+    if (e->crawl && e->reachable && distance > e->floor && distance >= last * (1 - STUCK_LIMITED)) {
+        e->crawl = 0;
+        return IK_CRAWL;
+    }
     if (e->reachable && e->kicks < ESCAPE_KICKS && distance > e->floor &&
         distance >= last * (1 - e->slow))
         return IK_KICK;

@@ -25,7 +25,7 @@
  * in one step, as in the paper; so does a target within tolerance of full reach, which
  * the straight chain reaches and FABRIK's passes approach only very slowly. A solve that
  * stops making progress escapes or stops (escape.c); on a chain with limits it first takes
- * joint-space steps (ik_limits_finish, limits.c), which do not crawl where the passes and
+ * joint-space steps (ik_joint_finish, joint_space.c), which do not crawl where the passes and
  * the limits fight, and an orientation goal's tip bone is made able to take its goal the
  * same way.
  */
@@ -167,9 +167,20 @@ int ik_fab_start(ik_fab *f, ik_chain *c, ik_vec3 target, int m, ik_real distance
 {
     const ik_settings *s = &c->settings;
     ik_real from_base;
+    int used = 0;
     if (distance != distance) distance = ik_joint_distance(c, m, target);
     f->distance = distance;
     if (distance <= s->tolerance) return 0;
+    /* A goal tracked frame by frame: joint-space steps first (joint_space.c). */
+    if (ik_joint_track(c, target, m, 0, 1, &used)) {
+        f->distance = NAN;
+        return used;
+    }
+    if (used > 0) { /* they fell short: the passes go on from where they left the chain */
+        distance = ik_joint_distance(c, m, target);
+        f->distance = NAN;
+        if (used >= ik_iteration_budget(s->iterations)) return used;
+    }
     from_base = c->dim == 2 ? ik_v2_len(ik_v2_sub(ik_v2(target.x, target.y), ik_joint2(c, 0)))
                             : ik_v3_len(ik_v3_sub(target, ik_joint3(c, 0)));
     /*
@@ -179,13 +190,14 @@ int ik_fab_start(ik_fab *f, ik_chain *c, ik_vec3 target, int m, ik_real distance
     if (m == 1 || from_base >= ik_chain_reach_to(c, m, NULL) - s->tolerance) {
         ik_fabrik_straighten(c, target, m);
         f->distance = NAN;
-        return 1;
+        return used + 1;
     }
     f->c = c;
     f->target = target;
     f->end[0] = target.x, f->end[1] = target.y, f->end[2] = target.z;
     f->m = m;
-    f->iter = 0;
+    f->iter = used;
+    f->crawl = 0;
     f->progress = ik_progress_from(c, m, distance, from_base);
     return -1;
 }
@@ -201,6 +213,7 @@ int ik_fab_next(ik_fab *f, ik_real distance)
     case IK_GO_ON: return IK_FAB_GO_ON;
     case IK_STOP: return IK_FAB_DONE;
     case IK_KICK: break;
+    case IK_CRAWL: f->crawl = 1; break;
     }
     return IK_FAB_KICK;
 }
@@ -209,11 +222,20 @@ int ik_fab_kick(ik_fab *f)
 {
     ik_chain *c = f->c;
     const ik_settings *s = &c->settings;
+    if (f->crawl) {
+        /* Creeping without limits: joint-space steps (joint_space.c), then passes again
+           if they leave anything. */
+        int budget = ik_iteration_budget(s->iterations);
+        f->crawl = 0;
+        f->iter += ik_joint_finish(c, f->target, f->m, budget - f->iter, 0, 1);
+        f->distance = ik_joint_distance(c, f->m, f->target);
+        return f->distance > s->tolerance && f->iter < budget;
+    }
     ik_chain_settle(c);
     if (c->limited) {
-        /* Joint-space steps first (limits.c); what they leave, the CCD sweeps. */
+        /* Joint-space steps first (joint_space.c); what they leave, the CCD sweeps. */
         int budget = ik_iteration_budget(s->iterations);
-        f->iter += ik_limits_finish(c, f->target, f->m, budget - f->iter, 0);
+        f->iter += ik_joint_finish(c, f->target, f->m, budget - f->iter, 0, 1);
         f->iter += ik_escape_finish(c, f->target, f->m, budget - f->iter, 0);
         f->distance = NAN;
         return 0;
@@ -222,18 +244,13 @@ int ik_fab_kick(ik_fab *f)
     return 1;
 }
 
-static int fabrik_run(ik_chain *c, ik_vec3 target, int m, ik_real *distance, int used)
+static int fabrik_run(ik_chain *c, ik_vec3 target, int m, ik_real *distance)
 {
     ik_fab f;
     int done, next;
-    /* The tracking steps may have spent the budget: a straightening would count one more.
-       (used > 0 only on a chain with limits, whose distance is measured afterwards.) */
-    if (used >= ik_iteration_budget(c->settings.iterations)) return used;
     done = ik_fab_start(&f, c, target, m, *distance);
     *distance = f.distance;
-    if (done >= 0) return used + done;
-    f.iter = used;
-    if (f.iter >= ik_iteration_budget(c->settings.iterations)) return f.iter;
+    if (done >= 0) return done;
     do {
         if (c->limited) {
             ik_fabrik_backward(c, 0, m, f.end);
@@ -261,18 +278,11 @@ static int fabrik_run(ik_chain *c, ik_vec3 target, int m, ik_real *distance, int
 
 int ik_fabrik(ik_chain *c, ik_vec3 target, int m, ik_real *distance)
 {
-    int iter = 0;
-    /* Tracking a goal with limits: joint-space steps first (limits.c). */
-    if (ik_limits_track(c, target, m, 0, &iter)) {
-        *distance = NAN;
-        return iter;
-    }
-    if (iter > 0) *distance = NAN;
-    iter = fabrik_run(c, target, m, distance, iter);
+    int iter = fabrik_run(c, target, m, distance);
     /* The point behind an oriented tip bone reached: its parent turned so the tip bone's
-       limit lets it take its goal (limits.c). */
+       limit lets it take its goal (joint_space.c). */
     if (c->limited && ik_limits_oriented(c, m) && iter < ik_iteration_budget(c->settings.iterations)) {
-        iter += ik_limits_finish(c, target, m, ik_iteration_budget(c->settings.iterations) - iter, 0);
+        iter += ik_joint_finish(c, target, m, ik_iteration_budget(c->settings.iterations) - iter, 0, 1);
         *distance = NAN;
     }
     return iter;

@@ -40,7 +40,7 @@
 #define FINISH_MAX_TURN 0.4
 #define FINISH_UNBEND 0.3
 #define FINISH_UNBENDS 2
-#define FINISH_DAMPING 1e-3 /* of the squared reach: lambda^2 to start with */
+#define FINISH_DAMPING 1e-3 /* lambda^2 to start with (lengths in reaches) */
 
 /* The world axis of bone j's hinge (its parent's frame), 3D. */
 static ik_vec3 hinge_axis(const ik_chain *c, int j)
@@ -181,8 +181,9 @@ void ik_joint_turn(ik_chain *c, int j, ik_vec3 t)
 typedef struct finish_rows {
     int k;             /* rows */
     int oriented;      /* the tip bone (bone m) has an orientation goal and a limit */
-    ik_real scale;     /* of the orientation rows */
-    ik_real e[6];      /* the error: target - tip, then the turn needed (times scale) */
+    ik_real unit;      /* 1 / the reach: the steps measure lengths in reaches */
+    ik_real scale;     /* of the orientation rows (in reaches) */
+    ik_real e[6];      /* the error: (target - tip) * unit, then the turn needed (times scale) */
 } finish_rows;
 
 /*
@@ -222,15 +223,15 @@ static int finish_error(const ik_chain *c, ik_vec3 target, int m, finish_rows *r
 {
     ik_vec3 e = ik_v3_sub(target, ik_joint_v3(c, m)), gap;
     ik_real d = ik_v3_len(e), tolerance = c->settings.tolerance;
-    rows->e[0] = e.x, rows->e[1] = e.y, rows->e[2] = e.z;
+    rows->e[0] = e.x * rows->unit, rows->e[1] = e.y * rows->unit, rows->e[2] = e.z * rows->unit;
     rows->k = c->dim;
-    *size = d;
+    *size = d * rows->unit;
     if (!rows->oriented) return d <= tolerance;
     gap = orientation_gap(c, m);
     rows->e[c->dim] = rows->scale * gap.x;
     if (c->dim == 3) rows->e[4] = rows->scale * gap.y, rows->e[5] = rows->scale * gap.z;
     rows->k = c->dim == 2 ? 3 : 6;
-    *size = d + rows->scale * gap_angle(c, gap);
+    *size = d * rows->unit + rows->scale * gap_angle(c, gap);
     /*
      * Met: the point behind within half the tolerance, and the tip bone's own error moving
      * the tip by no more than the other half, within the angle tolerance too.
@@ -311,6 +312,12 @@ static int joint_mode(const ik_chain *c, int j, ik_vec3 r, const finish_rows *ro
     return ik_joint_blocked(c, j, joint_turn(c, j, 0, r, rows, y0));
 }
 
+/* From joint j to the tip, in reaches. */
+static ik_vec3 lever(const ik_chain *c, ik_vec3 tip, int j, const finish_rows *rows)
+{
+    return ik_v3_scale(ik_v3_sub(tip, ik_joint_v3(c, j)), rows->unit);
+}
+
 /* One damped least-squares step of bones first..m-1; 0 when no joint can move. */
 static int finish_step(ik_chain *c, int m, int first, const finish_rows *rows, ik_real lambda2)
 {
@@ -323,7 +330,7 @@ static int finish_step(ik_chain *c, int m, int first, const finish_rows *rows, i
         for (k = 0; k < rows->k; k++)
             for (l = 0; l < rows->k; l++) a[k][l] = k == l ? lambda2 : 0;
         for (j = first; j < m; j++) {
-            ik_vec3 r = ik_v3_sub(tip, ik_joint_v3(c, j));
+            ik_vec3 r = lever(c, tip, j, rows);
             mode = joint_mode(c, j, r, rows, y0, drop);
             if (mode < 0) continue;
             moving++;
@@ -335,13 +342,13 @@ static int finish_step(ik_chain *c, int m, int first, const finish_rows *rows, i
         if (moving == 0 || !ik_solve_spd(&a[0][0], 6, rows->k, rows->e, y)) return 0;
         if (drop) break;
         for (j = first; j < m && !again; j++)
-            again = joint_mode(c, j, ik_v3_sub(tip, ik_joint_v3(c, j)), rows, y, 1) != 0;
+            again = joint_mode(c, j, lever(c, tip, j, rows), rows, y, 1) != 0;
         if (!again) break;
         drop = 1; /* solve again without the ways out the bounds hold */
     }
     /* No joint turns more than FINISH_MAX_TURN: the linearisation holds for small turns. */
     for (j = first; j < m; j++) {
-        ik_vec3 r = ik_v3_sub(tip, ik_joint_v3(c, j));
+        ik_vec3 r = lever(c, tip, j, rows);
         ik_real size;
         mode = joint_mode(c, j, r, rows, y0, drop);
         if (mode < 0) continue;
@@ -355,7 +362,7 @@ static int finish_step(ik_chain *c, int m, int first, const finish_rows *rows, i
     /* Every turn from the pose the step was taken at: the world data stays the old one
        until the forward kinematics below, as the linearisation assumes. */
     for (j = first; j < m; j++) {
-        ik_vec3 r = ik_v3_sub(tip, ik_joint_v3(c, j));
+        ik_vec3 r = lever(c, tip, j, rows);
         mode = joint_mode(c, j, r, rows, y0, drop);
         if (mode >= 0) ik_joint_turn(c, j, joint_turn(c, j, mode, r, rows, y));
     }
@@ -390,22 +397,23 @@ int ik_limits_oriented(const ik_chain *c, int m)
 }
 
 /*
- * The scale the steps work at: the reach within [1 / FINISH_RANGE, FINISH_RANGE] and the
- * joints and the target within FINISH_RANGE of the origin, so no product they form
- * overflows (lambda^2 went to infinity, then inf * 0) or loses all its bits. Beyond that
- * the solver's own answer stands.
+ * The steps measure lengths in reaches (the unit), so a chain and its target scaled by a
+ * power of two take the same steps, to the bit. They are taken where that unit and every
+ * joint and the target, measured from the base in reaches, are finite and within
+ * FINISH_RANGE, so no product they form overflows (lambda^2 went to infinity, then
+ * inf * 0) or loses all its bits. Beyond that the solver's own answer stands.
  */
 #define FINISH_RANGE 1e100
 
-static int finish_in_range(const ik_chain *c, ik_vec3 target, int m)
+static int finish_in_range(const ik_chain *c, ik_vec3 target, int m, ik_real unit)
 {
-    ik_real reach = ik_chain_reach_to(c, m, NULL);
+    ik_vec3 base = ik_joint_v3(c, 0), v;
     int j;
-    if (!(reach <= FINISH_RANGE && reach >= 1 / FINISH_RANGE)) return 0;
-    if (!(fabs(target.x) <= FINISH_RANGE && fabs(target.y) <= FINISH_RANGE && fabs(target.z) <= FINISH_RANGE))
-        return 0;
-    for (j = 0; j < (c->n + 1) * c->dim; j++)
-        if (!(fabs(c->joint[j]) <= FINISH_RANGE)) return 0;
+    if (!(unit > 0 && unit < INFINITY)) return 0;
+    for (j = 0; j <= m + 1; j++) {
+        v = ik_v3_scale(ik_v3_sub(j > m ? target : ik_joint_v3(c, j), base), unit);
+        if (!(fabs(v.x) <= FINISH_RANGE && fabs(v.y) <= FINISH_RANGE && fabs(v.z) <= FINISH_RANGE)) return 0;
+    }
     return 1;
 }
 
@@ -420,13 +428,14 @@ static int finish(ik_chain *c, ik_vec3 target, int m, int iterations, int first,
      * 1 (the reach), 1/4, 1/8, 1/16 and 1/40 and the tip bone's length; 1/8 reached most
      * (orientation first drove the bones into the corners of their cones).
      */
-    rows.scale = reach / 8;
+    rows.unit = 1 / reach;
+    rows.scale = 1.0 / 8;
     ik_chain_settle(c);
     ik_chain_mark_stale(c, first);
     ik_chain_fk(c);
     *met = 0;
-    if (!finish_in_range(c, target, m)) return 0;
-    lambda2 = FINISH_DAMPING * reach * reach;
+    if (!finish_in_range(c, target, m, rows.unit)) return 0;
+    lambda2 = FINISH_DAMPING;
     while (iter < iterations && !finish_error(c, target, m, &rows, &size)) {
         ik_real after;
         finish_rows now;
@@ -443,27 +452,55 @@ static int finish(ik_chain *c, ik_vec3 target, int m, int iterations, int first,
             /* a gain of less than a percent twice running: a minimum the limits made */
             stuck = after > 0.99 * size ? stuck + 1 : 0;
             lambda2 = lambda2 * 0.25;
-            if (lambda2 < 1e-12 * reach * reach) lambda2 = 1e-12 * reach * reach;
+            if (lambda2 < 1e-12) lambda2 = 1e-12;
         } else {
             restore_pose(c, first, m);
             lambda2 *= 8;
-            stuck = lambda2 > reach * reach ? stuck + 2 : stuck;
+            stuck = lambda2 > 1 ? stuck + 2 : stuck;
         }
         if (stuck >= 2) {
             if (unbends >= FINISH_UNBENDS || !unbend(c, m, first)) break;
             unbends++;
             stuck = 0;
-            lambda2 = FINISH_DAMPING * reach * reach;
+            lambda2 = FINISH_DAMPING;
         }
     }
     *met = finish_error(c, target, m, &rows, &size);
     return iter;
 }
 
-int ik_limits_finish(ik_chain *c, ik_vec3 target, int m, int iterations, int first)
+/*
+ * A solver on points derives each bone's world rotation from the one before the solve by
+ * the smallest turn of its direction (ik_chain_settle), which keeps its twist; the steps turn
+ * bones about any axis. So on a 3D chain without limits the world rotations the passes
+ * would derive from are kept, the steps taken, and the pose then derived from the joints
+ * they leave, as after the passes (with limits, the limits say what the twist is).
+ */
+static int keeps_twist(const ik_chain *c, int points) { return points && c->dim == 3 && !c->limited; }
+
+static void keep_points_rot(ik_chain *c, int points)
 {
-    int met;
-    return finish(c, target, m, iterations, first, &met);
+    if (keeps_twist(c, points)) memcpy(c->points_rot, c->wrot, (size_t)c->n * sizeof *c->wrot);
+}
+
+static void derive_from_points(ik_chain *c, int points)
+{
+    int i;
+    if (!keeps_twist(c, points)) return;
+    for (i = 0; i < c->n; i++) {
+        c->wrot[i] = c->points_rot[i];
+        ik_v3_store(ik_dir(c, i), ik_q_x_axis(c->wrot[i]));
+    }
+    c->pose_behind = 1;
+}
+
+int ik_joint_finish(ik_chain *c, ik_vec3 target, int m, int iterations, int first, int points)
+{
+    int met, used;
+    keep_points_rot(c, points);
+    used = finish(c, target, m, iterations, first, &met);
+    derive_from_points(c, points);
+    return used;
 }
 
 /*
@@ -471,19 +508,26 @@ int ik_limits_finish(ik_chain *c, ik_vec3 target, int m, int iterations, int fir
  * reach). The passes of FABRIK and relaxation creep against limits and CCD's sweeps turn
  * one joint at a time, so 10 iterations a frame often fell short and the pose jumped when
  * they caught up (bench/limits.lua: 3D FABRIK met 88% of frames, its largest joint change
- * between frames 0.94 rad for an animation that turns 0.04); joint-space steps from where
- * the chain is move every joint a little, as the goal did. With escape off the solvers
+ * between frames 0.94 rad for an animation that turns 0.04; without limits FABRIK, CCD and
+ * relaxation met 83.5, 63.2 and 57.1% of frames in 2D); joint-space steps from where the
+ * chain is move every joint a little, as the goal did. A chain without limits leaves a
+ * target beyond its reach to the solver (which straightens). With escape off the solvers
  * stay as the textbooks have them, here too.
  */
 #define TRACK_NEAR 0.05
 
-int ik_limits_track(ik_chain *c, ik_vec3 target, int m, int first, int *used)
+int ik_joint_track(ik_chain *c, ik_vec3 target, int m, int first, int points, int *used)
 {
+    ik_real reach;
     int met = 0;
     *used = 0;
-    if (!c->limited || !c->settings.escape || m == 0 ||
-        !(ik_joint_distance(c, m, target) < TRACK_NEAR * ik_chain_reach_to(c, m, NULL)))
+    if (!c->settings.escape || m == 0) return 0;
+    reach = ik_chain_reach_to(c, m, NULL);
+    if (!(ik_joint_distance(c, m, target) < TRACK_NEAR * reach)) return 0;
+    if (!c->limited && !(ik_v3_len(ik_v3_sub(target, ik_joint_v3(c, 0))) < reach - c->settings.tolerance))
         return 0;
+    keep_points_rot(c, points);
     *used = finish(c, target, m, ik_iteration_budget(c->settings.iterations), first, &met);
+    derive_from_points(c, points);
     return met;
 }

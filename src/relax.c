@@ -19,7 +19,7 @@
  * each bone within its limits (ik_pose_points), and relaxes on from the joints of that
  * pose, so the limits act during the passes and the points never drift into a pose the
  * limits forbid. A solve that stops making progress escapes or stops (escape.c); with
- * limits it first takes joint-space steps (ik_limits_finish, limits.c), as FABRIK does.
+ * limits it first takes joint-space steps (ik_joint_finish, joint_space.c), as FABRIK does.
  *
  * A chain without limits or pinned joints and a target beyond its reach (or within tolerance of it) goes
  * straight at it in one step, as FABRIK does: that is the pose relaxation converges to, and
@@ -161,11 +161,18 @@ static int relax_run(ik_chain *c, ik_vec3 target, int m, int iter)
         case IK_GO_ON: continue;
         case IK_STOP: return iter;
         case IK_KICK: break;
+        case IK_CRAWL:
+            /* Creeping without limits: joint-space steps (joint_space.c), the pinned joints
+               kept, then passes again if they leave anything. */
+            iter += ik_joint_finish(c, target, m, budget - iter, pinned, 1);
+            if (ik_joint_distance(c, m, target) <= s->tolerance || iter >= budget) return iter;
+            memcpy(b, c->joint, (size_t)m * (size_t)c->dim * sizeof *b);
+            continue;
         }
         ik_chain_settle(c);
         if (c->limited) {
-            /* Joint-space steps first (limits.c); what they leave, the CCD sweeps. */
-            iter += ik_limits_finish(c, target, m, budget - iter, pinned);
+            /* Joint-space steps first (joint_space.c); what they leave, the CCD sweeps. */
+            iter += ik_joint_finish(c, target, m, budget - iter, pinned, 1);
             return iter + ik_escape_finish(c, target, m, budget - iter, pinned);
         }
         ik_escape_kick(c, target, &progress, pinned);
@@ -179,13 +186,13 @@ int ik_relax(ik_chain *c, ik_vec3 target, int m)
     int iter = 0, i, pinned = 0;
     for (i = 1; i < m; i++)
         if (c->weight[i] == 0) pinned = i;
-    /* Tracking a goal with limits: joint-space steps first (limits.c), the pinned joints
+    /* Tracking a goal with limits: joint-space steps first (joint_space.c), the pinned joints
        kept. */
-    if (ik_limits_track(c, target, m, pinned, &iter)) return iter;
+    if (ik_joint_track(c, target, m, pinned, 1, &iter)) return iter;
     iter = relax_run(c, target, m, iter);
     /* The point behind an oriented tip bone reached: its parent turned so the tip bone's
-       limit lets it take its goal (limits.c), the pinned joints kept. */
+       limit lets it take its goal (joint_space.c), the pinned joints kept. */
     if (c->limited && ik_limits_oriented(c, m) && iter < ik_iteration_budget(c->settings.iterations))
-        iter += ik_limits_finish(c, target, m, ik_iteration_budget(c->settings.iterations) - iter, pinned);
+        iter += ik_joint_finish(c, target, m, ik_iteration_budget(c->settings.iterations) - iter, pinned, 1);
     return iter;
 }
