@@ -15,7 +15,8 @@ local ik = require("ik")
 
 local trials = tonumber(arg[1]) or 1000
 -- IK_ROWS=pattern: only the chain and rig rows whose name matches (a Lua pattern), and
--- none of the other sections: for working on one row.
+-- none of the other sections: for working on one row. IK_LOG_JUMPS=1: a line for each
+-- frame of a chain's tracking whose largest joint change is over 0.2 rad.
 local only = os.getenv("IK_ROWS")
 local function wanted_row(name) return not only or name:find(only) ~= nil end
 local frames = trials
@@ -229,6 +230,10 @@ local function chain_row(row)
     iterations = iterations + its
     if ok then met = met + 1 end
     read_pose(chain, after)
+    if os.getenv("IK_LOG_JUMPS") and largest_change(dim, n, before, after) > 0.2 then
+      local cx, cy, cz = chain:effector()
+      print("jump", f, ok, its, largest_change(dim, n, before, after), x - cx, y - cy)
+    end
     worst = math.max(worst, largest_change(dim, n, before, after))
     before, after = after, before
   end
@@ -249,7 +254,7 @@ local function single(dim, n, solver, extra)
     local chain = dim == 2 and ik.chain2d(lengths_of(n, 10)) or ik.chain3d(lengths_of(n, 10))
     local limits = dim == 2 and limits_2d(n) or limits_3d(n)
     apply_limits(chain, limits)
-    local s = {solver = solver, iterations = 64, tolerance = 1e-3}
+    local s = {solver = solver, iterations = tonumber(os.getenv("IK_CHAIN_IT")) or 64, tolerance = 1e-3}
     for k, v in pairs(extra or {}) do s[k] = v end
     chain:configure(s)
     return chain, limits, dim

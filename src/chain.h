@@ -300,7 +300,9 @@ int ik_joint_finish(ik_chain *chain, ik_vec3 target, int m, int iterations, int 
  * about (2D: z; a hinge: its axis; else x, y, z, or, with mode, an orthonormal set without
  * the ways out its limits block: bit 1 the swing out of its cone, bit 2 its twist beyond a
  * bound), returns how many. ik_joint_blocked: what its limits block of a turn: -1 all (a
- * 2D range or hinge at the bound the turn pushes beyond), else the mode bits. ik_joint_turn:
+ * 2D range or hinge at the bound the turn pushes beyond), else the mode bits (a cone or
+ * twist at its bound, or that the turn would carry across it by more than half: counted
+ * in, a joint its limit holds back makes the others' turns too small). ik_joint_turn:
  * turns bone j (its local pose; the caller marks the chain stale) within its limits. Bones
  * 0..j-1 must be current.
  */

@@ -142,12 +142,16 @@ int ik_joint_blocked(const ik_chain *c, int j, ik_vec3 turn)
     if (c->dim == 2) return 0;
     d = ik_dir3(c, j);
     p = ik_q_x_axis(j == 0 ? c->base_rot : c->wrot[j - 1]);
-    if ((limit->flags & IK_LIMIT_CONE) && acos(ik_clamp(ik_v3_dot(p, d), -1, 1)) >= limit->cone - 1e-9 &&
-        ik_v3_dot(turn, ik_v3_cross(p, d)) > 0)
-        mode |= 1;
+    if (limit->flags & IK_LIMIT_CONE) {
+        /* out: the turn's part that swings the bone away from the parent's axis */
+        ik_vec3 s = ik_v3_normalize_or(ik_v3_cross(p, d), ik_v3(0, 0, 0));
+        ik_real swing = acos(ik_clamp(ik_v3_dot(p, d), -1, 1)), out = ik_v3_dot(turn, s);
+        if (out > 0 && (swing >= limit->cone - 1e-9 || swing + out - limit->cone > 0.5 * out)) mode |= 1;
+    }
     if (limit->flags & IK_LIMIT_TWIST) {
         ik_real twist = ik_twist_angle(c->rot[j], ik_v3(1, 0, 0)), along = ik_v3_dot(turn, d);
-        if ((along > 0 && twist >= limit->twist_max - 1e-9) || (along < 0 && twist <= limit->twist_min + 1e-9))
+        if ((along > 0 && (twist >= limit->twist_max - 1e-9 || twist + along - limit->twist_max > 0.5 * along)) ||
+            (along < 0 && (twist <= limit->twist_min + 1e-9 || limit->twist_min - (twist + along) > -0.5 * along)))
             mode |= 2;
     }
     return mode;
