@@ -1315,23 +1315,36 @@ static void dls_kick(ik_rig *rig, ik_real most)
         for (x = k; x >= 0; x = rig->node[x].parent) {
             rig_node *on = &rig->node[x];
             ik_chain *c = on->chain;
-            if (!c->limited) continue;
+            if (!c->limited && most == INFINITY) continue;
             for (i = 0; i < bends(on); i++) {
                 const ik_limit *l = &c->limit[i];
                 ik_quat to;
-                if (!l->flags) continue;
-                if (c->dim == 2 || (l->flags & IK_LIMIT_HINGE)) {
+                if (c->dim == 2 ? (l->flags & IK_LIMIT_RANGE) : (l->flags & IK_LIMIT_HINGE)) {
                     ik_real now = c->dim == 2 ? ik_turn_angle(c, i) : ik_twist_angle(c->rot[i], l->axis);
                     ik_real turn = ik_clamp((l->min + l->max) / 2 - now, -most, most);
                     if (c->dim == 2) ik_chain_set_turn_angle(c, i, now + turn);
                     else c->rot[i] = ik_limit_rotation(l, ik_q_axis_angle(l->axis, now + turn));
+                } else if (most < INFINITY) {
+                    /* A nudge while tracking: a bone nearly in line with its parent bends a
+                       little to the chain's side, so the steps can shorten what is straight
+                       (a straight run of bones cannot come nearer its base in a step). */
+                    ik_vec3 line = ik_v3_normalize_or(ik_v3_sub(nd->goal, c->base), ik_v3(1, 0, 0));
+                    ik_vec3 side = ik_chain_bend_side(c, line), d, p;
+                    if (c->dim == 2) {
+                        ik_real now = ik_turn_angle(c, i);
+                        if (fabs(now) >= most) continue;
+                        ik_joint_turn(c, i, ik_v3((c->settings.bend >= 0 ? most : -most) - now, 0, 0));
+                    } else {
+                        d = ik_dir3(c, i);
+                        p = ik_q_x_axis(i == 0 ? c->base_rot : c->wrot[i - 1]);
+                        if (ik_v3_dot(p, d) < cos(most)) continue;
+                        ik_joint_turn(c, i, ik_v3_scale(ik_v3_normalize_or(ik_v3_cross(d, side), ik_v3(0, 0, 0)), most));
+                    }
+                } else if (l->flags) {
+                    to = ik_limit_rotation(l, ik_q_identity());
+                    c->rot[i] = to;
                 } else {
-                    ik_quat q = c->rot[i];
-                    ik_real angle;
-                    if (q.w < 0) q = ik_q(-q.w, -q.x, -q.y, -q.z);
-                    angle = 2 * atan2(sqrt(q.x * q.x + q.y * q.y + q.z * q.z), q.w);
-                    to = angle > most ? ik_q_fraction(q, 1 - most / angle) : ik_q_identity();
-                    c->rot[i] = ik_limit_rotation(l, ik_q_normalize(to));
+                    continue;
                 }
                 ik_chain_mark_stale(c, i);
             }
@@ -1352,10 +1365,11 @@ static void dls_kick(ik_rig *rig, ik_real most)
 static int joint_space(ik_rig *rig, int iterations, ik_real reach, int bones, int m, int tracking)
 {
     ik_progress progress;
-    ik_real distance, cost, best = INFINITY, unit = reach / bones, lambda2 = 0.01 * unit * unit;
-    int steps = 0, kicks = 0, kicks_allowed = tracking ? 1 : DLS_KICKS, creeping = 0;
+    ik_real distance, cost, best = INFINITY, unit = reach / bones, lambda2 = 0.01 * unit * unit, halved;
+    int steps = 0, kicks = 0, kicks_allowed = tracking ? 1 : DLS_KICKS, creeping = 0, since = 0;
     rig_fk(rig);
     cost = dls_cost(rig, &distance);
+    halved = cost;
     progress = ik_progress_plain(distance, reach);
     while (distance > rig->settings.tolerance && steps < iterations) {
         ik_real now, largest;
@@ -1370,6 +1384,7 @@ static int joint_space(ik_rig *rig, int iterations, ik_real reach, int bones, in
                 /* gains of less than a percent twice running: a minimum the limits made */
                 creeping = now > 0.99 * cost ? creeping + 1 : 0;
                 stalled = creeping >= 2;
+                if (now < 0.5 * halved) halved = now, since = 0;
                 cost = now, distance = largest;
                 lambda2 *= 0.25;
                 if (lambda2 < 1e-12 * unit * unit) lambda2 = 1e-12 * unit * unit;
@@ -1379,6 +1394,9 @@ static int joint_space(ik_rig *rig, int iterations, ik_real reach, int bones, in
                 lambda2 *= 8;
                 stalled = !(lambda2 < 1e12 * unit * unit);
             }
+            /* Tracking: three steps that did not halve the error are a stall (a straight run
+               of bones, which the steps approach ever more slowly). */
+            stalled = stalled || (tracking && ++since >= 3);
             stalled = stalled || ik_progress_next(rig->node[0].chain, &progress, distance) == IK_STOP;
         }
         if (!stalled) continue;
@@ -1394,6 +1412,7 @@ static int joint_space(ik_rig *rig, int iterations, ik_real reach, int bones, in
         progress = ik_progress_plain(distance, reach);
         lambda2 = 0.01 * unit * unit;
         creeping = 0;
+        halved = cost, since = 0;
     }
     if (best < cost) {
         dls_pose(rig, 1, 1);
