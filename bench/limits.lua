@@ -16,7 +16,9 @@ local ik = require("ik")
 local trials = tonumber(arg[1]) or 1000
 -- IK_ROWS=pattern: only the chain and rig rows whose name matches (a Lua pattern), and
 -- none of the other sections: for working on one row. IK_LOG_JUMPS=1: a line for each
--- frame of a chain's tracking whose largest joint change is over 0.2 rad.
+-- frame of tracking whose largest joint change is over 0.2 rad. IK_CHAIN_IT and
+-- IK_TRACK_IT: the iterations of the single chains' solves (64) and of the rigs' tracking
+-- (10), to see what more would give.
 local only = os.getenv("IK_ROWS")
 local function wanted_row(name) return not only or name:find(only) ~= nil end
 local frames = trials
@@ -529,7 +531,9 @@ local function rig_row(spec, dim, solver, limited)
     if ok then met = met + 1 end
     for k, c in ipairs(chains) do
       local after = read_pose(c, {})
-      worst = math.max(worst, largest_change(dim, #c, before[k], after))
+      local change = largest_change(dim, #c, before[k], after)
+      if os.getenv("IK_LOG_JUMPS") and change > 0.2 then print("jump", f, k, ok, its, change) end
+      worst = math.max(worst, change)
       before[k] = after
     end
   end
