@@ -598,7 +598,7 @@ print(string.format("%-34s %s", "as one chain", cell(repro_row(false))))
 print(string.format("%-34s %s", "as a rig (body + arm)", cell(repro_row(true))))
 end
 
--- ---- effector_weight = 0 (measured, not fixed here: rig.c) ----
+-- ---- effector_weight = 0 (the weight-0 rule of the rig solve) ----
 -- A 2D creature: a body with two 3-bone limbs; limb A (weight 0) reaches for a point out of
 -- every reach, limb B (weight 1) for a point of a random pose. The share of trials where B
 -- reaches: a weight-0 goal with no pull leaves B free to reach.

@@ -325,13 +325,17 @@ static inline ik_quat ik_q_axis_angle(ik_vec3 axis, ik_real angle)
  *   ik_math.h    vectors, complex numbers (2D turns), quaternions
  *   chain.c      the chain: layout, settings, pose, forward kinematics, attachment
  *   limits.c     joint limits, and posing a bone along a direction within them
+ *   joint_space.c  damped least-squares steps on joint rotations, limits as bounds: the
+ *                finish of every single-chain solver and, bone by bone, of rigs
  *   sweep.c      one CCD sweep: the CCD solver's iteration, and the escape's last resort
  *   escape.c     progress of an iterative solve: lock-ups (the escape) and stalls
  *   two_bone.c fabrik.c ccd.c relax.c aim.c   the solvers, one file each
  *   batch.c      FABRIK on many chains at once, in lanes on the vector units
  *                (batch_lanes.h: its passes, written once per instruction set)
  *   solve.c      the dispatcher: goals, stretch, softness, mix, max_turn, solve_many
- *   rig.c        several chains solved together
+ *   rig.c        several chains solved together: the tree and the solve's order, with
+ *                rig_fabrik.c and rig_relax.c (each rig solver's passes) and rig_joint.c
+ *                (the stages on rotations); rig_tree.h is what the four share
  *   ik_lua.c     the Lua binding (the only file that includes lua.h)
  *
  * A chain is one block: this header followed by its arrays. Two things can be the truth
@@ -600,6 +604,8 @@ ik_vec3 ik_limit_backward(const ik_chain *chain, int i, ik_vec3 dir, ik_vec3 chi
 ik_real ik_twist_angle(ik_quat q, ik_vec3 axis);
 /* Brings every limited bone within its limits (the local pose; the cache goes stale). */
 void ik_chain_clamp_limits(ik_chain *chain);
+/* ---- joint_space.c ---- */
+
 /*
  * A solve that crawls (a chain with limits stuck against them, or any chain creeping near
  * its goal): damped least-squares steps on the joint angles of bones first..m-1, the
@@ -855,6 +861,152 @@ void ik_save_pose(ik_chain *c);
 void ik_hold_turns(ik_chain *c, ik_real max_turn);
 
 #endif /* IK_CHAIN_H */
+
+/* ---- src/rig_tree.h ---- */
+/*
+ * rig_tree.h - what the files of the rig solve share (not installed): the tree as the
+ * solve sees it, and the calls between rig.c (the tree's bookkeeping and the solve's
+ * order), rig_fabrik.c and rig_relax.c (the passes of each rig solver on points) and
+ * rig_joint.c (the tree sweeps and the joint-space stage).
+ */
+#ifndef IK_RIG_TREE_H
+#define IK_RIG_TREE_H
+
+
+/* The most goal coordinates the joint-space stage takes (16 goals in 3D, 24 in 2D). */
+#define DLS_ROWS 48
+
+typedef struct rig_node {
+    ik_chain *chain;
+    ik_chain *parent_chain;   /* at ik_rig_init: the tree must not change */
+    int parent_joint;
+    unsigned long long links; /* the chain's count of attach and detach calls then */
+    int parent;   /* index in the rig; -1 for the root */
+    int first;    /* its children: kids[first .. first + kids - 1], by joint, highest first */
+    int kids;
+    int *above;   /* [n + 1]: how many of its children hang above joint k (kid_range) */
+    int pre, size; /* its place in rig->dfs, and its subtree's number of chains there */
+    /* set up by each solve */
+    int end;      /* the joint the chain's goal drives (n, or n - 1 with an orientation
+                     goal); -1 without a goal */
+    int top;      /* the highest joint the passes move; -1: the chain is carried */
+    int last;     /* the passes move bones 0..last-1 (n - 1 with an orientation goal) */
+    ik_vec3 goal; /* where joint end goes */
+    ik_real weight;  /* its own goal's */
+    ik_real subtree; /* the goals' in its subtree */
+    ik_real *beyond; /* [n + 1]: the goals' beyond joint k along this chain (its own, and
+                        those of children at joints above k) */
+    ik_vec3 *relaxed; /* relaxation's points, or FABRIK's joints before the pass, [n + 1] */
+    ik_vec3 eff;      /* the tree sweeps: joint end as the turns of the sweep so far put it */
+    int row;          /* the joint-space stage: its goal's first row, -1 without a goal */
+    ik_real *saved;   /* [8 n]: the joint-space stage's poses to go back to: before the
+                         step, and the best before a kick */
+    signed char *mode; /* [n + 1]: how bone i takes part in a joint-space step: the ways
+                          its limits block (ik_joint_axes), -1 left out */
+    ik_real reach;    /* of bones 0..end-1 */
+    ik_real inner;    /* the inner radius of their reach ring: 2 * longest - reach, or less */
+} rig_node;
+
+struct ik_rig {
+    int count;
+    int dim;
+    ik_rig_settings settings;
+    ik_real omega; /* FABRIK's over-relaxation at sub-bases now (see merge) */
+    rig_node *node; /* [count], in the order given */
+    int *order;     /* [count]: node indices, parents before children */
+    int *kid;       /* [count]: node indices, grouped by parent */
+    int *dfs;       /* [count]: node indices, each subtree in one run, its root first */
+    int *goals;     /* [count]: the nodes with a goal, in dfs order (set by each solve) */
+    int *goal_at;   /* [count + 1]: for a place in dfs, the first of goals at or after it */
+    int goal_count;
+    int limited;    /* chains with limits (set by each solve) */
+    /* The joint-space stage's normal equations (see dls_step), rows up to DLS_ROWS. */
+    ik_real normal[DLS_ROWS * DLS_ROWS], error[DLS_ROWS], y[DLS_ROWS];
+};
+
+/* The nodes with a goal at places from..to-1 of rig->dfs, in O(their number). */
+#define FOR_GOALS(rig, g, k, from, to)                                                       \
+    for ((k) = (rig)->goal_at[from];                                                         \
+         (k) < (rig)->goal_count && ((g) = &(rig)->node[(rig)->goals[k]])->pre < (to); (k)++)
+
+static inline ik_vec3 joint_at(const ik_chain *c, int j) { return ik_joint_v3(c, j); }
+
+static inline void set_joint(ik_chain *c, int j, ik_vec3 v)
+{
+    ik_real *p = ik_joint(c, j);
+    p[0] = v.x, p[1] = v.y;
+    if (c->dim == 3) p[2] = v.z;
+}
+
+/* Whether node k's child kid takes part: it has a goal below it, and a chain with an
+   orientation goal holds its tip, so a child there cannot pull on it. */
+static inline int pulls(const ik_rig *rig, const rig_node *nd, int kid)
+{
+    const rig_node *child = &rig->node[kid];
+    return child->top >= 0 && !(nd->end >= 0 && nd->last < nd->chain->n && child->parent_joint == nd->chain->n);
+}
+
+/* Node nd's children hanging on joint j: kid[*from .. *to - 1]. */
+static inline void kid_range(const rig_node *nd, int j, int *from, int *to)
+{
+    *from = nd->first + nd->above[j];
+    *to = nd->first + (j > 0 ? nd->above[j - 1] : nd->kids);
+}
+
+/* A limb: a chain with a goal and nothing that pulls hanging on it (see limb_forward). */
+static inline int is_limb(const rig_node *nd)
+{
+    return nd->kids == 0 && nd->end >= 1 && nd->end == nd->top;
+}
+
+/* The first place in rig->dfs past the chains hanging beyond joint j of node nd. */
+static inline int beyond_end(const ik_rig *rig, const rig_node *nd, int j)
+{
+    return nd->above[j] < nd->kids ? rig->node[rig->kid[nd->first + nd->above[j]]].pre : nd->pre + nd->size;
+}
+
+/* The bones node nd's goals and children bend: 0..hi-1. */
+static inline int bends(const rig_node *nd) { return nd->top < nd->last ? nd->top : nd->last; }
+
+/*
+ * A limb (a chain with a goal and nothing hanging on it) has nothing to wait for once the
+ * forward pass has put its base: it is solved from there as one chain would be, with up to
+ * LIMB_PASSES passes of its own (a goal beyond its reach, or within tolerance of it, straight
+ * at it; two bones without limits exactly). Its passes alone would approach that only one
+ * step per iteration of the rig, and slowly where a limb is nearly straight.
+ */
+#define LIMB_PASSES 4
+
+/* rig.c */
+/* Joint end of node nd where its goal puts it: its own tip goal, as the passes start. */
+void rig_place_tip(rig_node *nd);
+/* The largest distance of a goal's joint from its goal. */
+ik_real rig_worst(const ik_rig *rig);
+/* Chain nd's tip bone posed to its orientation goal (and its max_turn and limits). */
+void rig_finish_chain(rig_node *nd);
+/* Every chain's world data from its local pose, parents first. */
+void rig_fk(ik_rig *rig);
+/* Every chain with a goal finished (rig_finish_chain). */
+void rig_finish_all(ik_rig *rig);
+
+/* rig_fabrik.c: a rig solver's passes, and the merge at sub-bases the passes share */
+void rig_merge(const ik_rig *rig, rig_node *nd, int j, int continues, const ik_vec3 *before);
+void rig_limb_forward(const ik_rig *rig, rig_node *nd);
+void rig_fabrik_iteration(ik_rig *rig);
+ik_real rig_fabrik_omega(ik_real omega, ik_real before, ik_real distance);
+
+/* rig_relax.c */
+void rig_relax_start(ik_rig *rig);
+void rig_relax_iteration(ik_rig *rig);
+ik_real rig_relax_omega(ik_real omega, ik_real before, ik_real distance);
+
+/* rig_joint.c: the stages after the passes */
+int rig_dls_in_range(const ik_rig *rig, ik_real reach);
+int rig_dls_rows(ik_rig *rig, ik_real reach);
+int rig_joint_space(ik_rig *rig, int iterations, ik_real reach, int bones, int m, int tracking);
+int rig_tree_sweeps(ik_rig *rig, int iterations, ik_real reach);
+
+#endif
 
 /* ---- src/chain.c ---- */
 /*
@@ -2053,7 +2205,7 @@ ik_status ik_chain_set_points(ik_chain *c, const ik_real *points)
  * joint_space.c - damped least-squares steps on joint rotations, the limits as bounds:
  * the primitives a step needs for one bone (the axes it turns about, what its limits
  * block, the turn applied within them, the small symmetric solve), shared by the finish
- * of single chains below and the joint-space stage of rigs (rig.c).
+ * of single chains below and the joint-space stage of rigs (rig_joint.c).
  */
 
 #include <string.h>
@@ -5333,86 +5485,26 @@ ik_status ik_solve_many(ik_chain *const *chains, int count, const ik_real *targe
 /* ---- src/rig.c ---- */
 /*
  * rig.c - several chains, attached to each other as one tree, solved together so every
- * goal in it is reached: the multi-effector solves.
+ * goal in it is reached: the multi-effector solves. This file keeps the tree (the rig's
+ * block, its checks, what each solve sets up) and runs a solve in its order: the rig
+ * solver's passes on the tree's points (rig_fabrik.c: FABRIK; rig_relax.c: relaxation),
+ * the bones posed from them, then the stages on the bones' rotations (rig_joint.c: the
+ * joint-space stage, or the tree sweeps), then each limb's own finish. A goal set that
+ * moved little since the last solve (tracking) goes to the joint-space stage at once.
  *
- * FABRIK: Aristidou and Lasenby, "FABRIK: A fast, iterative solver for the Inverse
- * Kinematics problem" (2011), section 5.2, multiple end effectors. The backward pass runs
- * from every goal towards the root; where branches meet (a sub-base: the joint a child hangs
- * on, or the joint of a chain's own goal with more of the tree beyond it), the joint is put
- * at the weighted centroid of the positions the branches ask for, each branch weighed by
- * the sum of the effector_weight of the goals in it (all equal when every weight is 0); the
- * walk then goes on to the root. The forward pass runs from the root out to every goal, each
- * child starting on its parent's new joint. A chain whose subtree holds no goal is carried,
- * keeping its local pose; bones of a chain beyond its last goal or child with a goal are
- * carried the same way.
- *
- * Relaxation: Juckett's constraint relaxation (relax.c) on the same tree of points: each
- * chain's end joint is snapped towards its goal, its distance constraints are resolved
- * from the tip down with the joints' weights, and a sub-base takes the weighted centroid of
- * where each branch's constraints put it, as FABRIK does; the root's first child joint is
- * pulled back to its length from the fixed base.
- *
- * Both keep the rig's joints as working points and pose the bones from them at the end,
- * in order from the root (each bone within its limits, its twist kept as a single chain's
- * solve keeps it); orientation goals, then each chain's max_turn and limits, have the last
- * word. The root's base never moves: a root that hangs on a chain outside the rig is held
- * where that chain puts it.
+ * Both solvers keep the rig's joints as working points and pose the bones from them at the
+ * end, in order from the root (each bone within its limits, its twist kept as a single
+ * chain's solve keeps it); orientation goals, then each chain's max_turn and limits, have
+ * the last word. The root's base never moves: a root that hangs on a chain outside the rig
+ * is held where that chain puts it. Chain settings a rig does not use: mix and softness
+ * (a rig's goals are met exactly, together; a blend or a softened goal of one chain would
+ * move the joints its siblings share), stretch, and each chain's own solver and iterations
+ * (the rig's settings say them).
  */
 
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* The most goal coordinates the joint-space stage takes (16 goals in 3D, 24 in 2D). */
-#define DLS_ROWS 48
-
-typedef struct rig_node {
-    ik_chain *chain;
-    ik_chain *parent_chain;   /* at ik_rig_init: the tree must not change */
-    int parent_joint;
-    unsigned long long links; /* the chain's count of attach and detach calls then */
-    int parent;   /* index in the rig; -1 for the root */
-    int first;    /* its children: kids[first .. first + kids - 1], by joint, highest first */
-    int kids;
-    int *above;   /* [n + 1]: how many of its children hang above joint k (kid_range) */
-    int pre, size; /* its place in rig->dfs, and its subtree's number of chains there */
-    /* set up by each solve */
-    int end;      /* the joint the chain's goal drives (n, or n - 1 with an orientation
-                     goal); -1 without a goal */
-    int top;      /* the highest joint the passes move; -1: the chain is carried */
-    int last;     /* the passes move bones 0..last-1 (n - 1 with an orientation goal) */
-    ik_vec3 goal; /* where joint end goes */
-    ik_real weight;  /* its own goal's */
-    ik_real subtree; /* the goals' in its subtree */
-    ik_real *beyond; /* [n + 1]: the goals' beyond joint k along this chain (its own, and
-                        those of children at joints above k) */
-    ik_vec3 *relaxed; /* relaxation's points, or FABRIK's joints before the pass, [n + 1] */
-    ik_vec3 eff;      /* the tree sweeps: joint end as the turns of the sweep so far put it */
-    int row;          /* the joint-space stage: its goal's first row, -1 without a goal */
-    ik_real *saved;   /* [8 n]: the joint-space stage's poses to go back to: before the
-                         step, and the best before a kick */
-    signed char *mode; /* [n + 1]: how bone i takes part in a joint-space step: the ways
-                          its limits block (ik_joint_axes), -1 left out */
-    ik_real reach;    /* of bones 0..end-1 */
-    ik_real inner;    /* the inner radius of their reach ring: 2 * longest - reach, or less */
-} rig_node;
-
-struct ik_rig {
-    int count;
-    int dim;
-    ik_rig_settings settings;
-    ik_real omega; /* FABRIK's over-relaxation at sub-bases now (see merge) */
-    rig_node *node; /* [count], in the order given */
-    int *order;     /* [count]: node indices, parents before children */
-    int *kid;       /* [count]: node indices, grouped by parent */
-    int *dfs;       /* [count]: node indices, each subtree in one run, its root first */
-    int *goals;     /* [count]: the nodes with a goal, in dfs order (set by each solve) */
-    int *goal_at;   /* [count + 1]: for a place in dfs, the first of goals at or after it */
-    int goal_count;
-    int limited;    /* chains with limits (set by each solve) */
-    /* The joint-space stage's normal equations (see dls_step), rows up to DLS_ROWS. */
-    ik_real normal[DLS_ROWS * DLS_ROWS], error[DLS_ROWS], y[DLS_ROWS];
-};
 
 ik_rig_settings ik_rig_default_settings(void)
 {
@@ -5696,30 +5788,6 @@ ik_status ik_rig_configure(ik_rig *rig, const ik_rig_settings *s)
 
 /* ---- a solve's set-up ---- */
 
-static ik_vec3 joint_at(const ik_chain *c, int j) { return ik_joint_v3(c, j); }
-
-static void set_joint(ik_chain *c, int j, ik_vec3 v)
-{
-    ik_real *p = ik_joint(c, j);
-    p[0] = v.x, p[1] = v.y;
-    if (c->dim == 3) p[2] = v.z;
-}
-
-/* Whether node k's child kid takes part: it has a goal below it, and a chain with an
-   orientation goal holds its tip, so a child there cannot pull on it. */
-static int pulls(const ik_rig *rig, const rig_node *nd, int kid)
-{
-    const rig_node *child = &rig->node[kid];
-    return child->top >= 0 && !(nd->end >= 0 && nd->last < nd->chain->n && child->parent_joint == nd->chain->n);
-}
-
-/* Node nd's children hanging on joint j: kid[*from .. *to - 1]. */
-static void kid_range(const rig_node *nd, int j, int *from, int *to)
-{
-    *from = nd->first + nd->above[j];
-    *to = nd->first + (j > 0 ? nd->above[j - 1] : nd->kids);
-}
-
 /*
  * Each chain's goal, and which joints the passes move: children first, so each chain sees
  * its children's subtrees. Returns the number of goals.
@@ -5774,11 +5842,352 @@ static int set_up(ik_rig *rig)
     return goals;
 }
 
-/* A limb: a chain with a goal and nothing that pulls hanging on it (see limb_forward). */
-static int is_limb(const rig_node *nd)
+/* After a forward pass: an oriented chain's tip along its goal's direction. */
+void rig_place_tip(rig_node *nd)
 {
-    return nd->kids == 0 && nd->end >= 1 && nd->end == nd->top;
+    ik_chain *c = nd->chain;
+    if (nd->last < c->n && nd->end >= 0)
+        set_joint(c, c->n, ik_v3_add(joint_at(c, c->n - 1), ik_v3_scale(ik_goal_direction(c), c->length[c->n - 1])));
 }
+
+/* The largest distance of a goal's joint from its goal now. */
+ik_real rig_worst(const ik_rig *rig)
+{
+    ik_real largest = 0;
+    int k;
+    for (k = 0; k < rig->count; k++) {
+        const rig_node *nd = &rig->node[k];
+        if (nd->end >= 0) {
+            ik_real d = ik_v3_len(ik_v3_sub(nd->chain->target, joint_at(nd->chain, nd->chain->n)));
+            if (d > largest) largest = d;
+        }
+    }
+    return largest;
+}
+
+/* ---- the way out ---- */
+
+static ik_real goal_distance(const rig_node *nd)
+{
+    return ik_v3_len(ik_v3_sub(nd->goal, joint_at(nd->chain, nd->end)));
+}
+
+/*
+ * The last word on chain nd's pose: its orientation goal, max_turn, then every bone's limits,
+ * those the passes did not pose too (a chain only carried by its parent, or the bones past
+ * its goal): a solve leaves none outside.
+ */
+void rig_finish_chain(rig_node *nd)
+{
+    ik_chain *c = nd->chain;
+    if (nd->end >= 0 && c->has_orientation) ik_orient_tip(c);
+    if (c->settings.max_turn < INFINITY) ik_hold_turns(c, c->settings.max_turn);
+    ik_chain_clamp_limits(c);
+    ik_chain_fk(c);
+}
+
+/* Chain nd posed from its joints (bones 0..hi-1), then finished. */
+static void pose_chain(rig_node *nd)
+{
+    ik_chain *c = nd->chain;
+    int hi = nd->top < nd->last ? nd->top : nd->last;
+    c->pose_behind = 0; /* the joints were working points: the pose comes from them now */
+    if (hi > 0) ik_pose_points(c, c->joint, 0, hi);
+    else c->stale_from = 0;
+    ik_chain_fk(c);
+    rig_finish_chain(nd);
+}
+
+/*
+ * Poses every chain from the rig's joints, parents first: the bones the passes moved along
+ * their new segments (within limits), the rest carried; then orientation goals, max_turn
+ * and limits. Each chain is then current, its children's bases follow from it. A parent
+ * that max_turn or a limit held back moves the limbs hanging on it off the points the
+ * passes gave them: such a limb that now misses its goal is solved again from where it
+ * hangs (limb_forward), then posed.
+ */
+static void pose_all(ik_rig *rig)
+{
+    int o;
+    for (o = 0; o < rig->count; o++) {
+        rig_node *nd = &rig->node[rig->order[o]];
+        ik_chain *c = nd->chain;
+        ik_vec3 was = joint_at(c, 0);
+        int moved = 0;
+        if (nd->parent >= 0) {
+            ik_vec3 now;
+            ik_chain_take_base(c);
+            now = joint_at(c, 0);
+            moved = now.x != was.x || now.y != was.y || now.z != was.z;
+        }
+        pose_chain(nd);
+        if (moved && is_limb(nd) && goal_distance(nd) > rig->settings.tolerance) {
+            rig_limb_forward(rig, nd);
+            pose_chain(nd);
+        }
+        ik_chain_changed(c);
+        if (nd->parent >= 0) c->parent_seen = c->parent->version;
+    }
+}
+
+/*
+ * Limbs with limits that the passes left short of their goals: joint limits make minima of
+ * their own, which a single chain's solve leaves by CCD sweeps within the limits
+ * (ik_escape_finish, to the chain's own tolerance); a limb does the same from where it hangs,
+ * with the iterations the rig has left. Returns the most sweeps a limb took.
+ */
+static int finish_limbs(ik_rig *rig, int iterations)
+{
+    int o, most = 0;
+    for (o = 0; o < rig->count; o++) {
+        rig_node *nd = &rig->node[rig->order[o]];
+        ik_chain *c = nd->chain;
+        int sweeps;
+        if (!is_limb(nd) || !c->limited || goal_distance(nd) <= rig->settings.tolerance) continue;
+        sweeps = ik_escape_finish(c, nd->goal, nd->end, iterations, 0);
+        if (sweeps > most) most = sweeps;
+        rig_finish_chain(nd);
+        ik_chain_changed(c);
+    }
+    return most;
+}
+
+/* ---- the goals, and the chains brought up to date ---- */
+
+/* Lists the nodes with a goal in dfs order (after set_up). */
+static void index_goals(ik_rig *rig)
+{
+    int p;
+    rig->goal_count = 0;
+    for (p = 0; p < rig->count; p++) {
+        rig->goal_at[p] = rig->goal_count;
+        if (rig->node[rig->dfs[p]].end >= 0) rig->goals[rig->goal_count++] = rig->dfs[p];
+    }
+    rig->goal_at[rig->count] = rig->goal_count;
+}
+
+/* Every chain's world data from its local pose, parents first. */
+void rig_fk(ik_rig *rig)
+{
+    int o;
+    for (o = 0; o < rig->count; o++) {
+        rig_node *nd = &rig->node[rig->order[o]];
+        ik_chain *c = nd->chain;
+        ik_chain_follow_parent(c);
+        ik_chain_fk(c);
+        ik_chain_changed(c);
+        if (nd->end >= 0) nd->eff = joint_at(c, nd->end);
+    }
+}
+
+/* Every chain finished (orientation goals, max_turn, limits), parents first. */
+void rig_finish_all(ik_rig *rig)
+{
+    int o;
+    for (o = 0; o < rig->count; o++) {
+        rig_node *nd = &rig->node[rig->order[o]];
+        ik_chain_follow_parent(nd->chain);
+        rig_finish_chain(nd);
+        ik_chain_changed(nd->chain);
+    }
+}
+
+/* ---- the solve ---- */
+
+/*
+ * How a solve shares its iterations between the passes and the joint-space stage (when the
+ * goals fit in its rows). The passes move far in few iterations but creep near the goals,
+ * and with limits they park sub-bases where the limbs cannot reach; joint space converges
+ * fast near the goals and takes the limits as bounds. So the passes run while an iteration
+ * brings the goals in by more than a tenth (DLS_CREEP) and joint space takes over; goals
+ * within DLS_NEAR mean bone lengths of their joints (a rig tracking moving goals from last
+ * frame's pose) go to joint space at once, which moves the pose smoothly. Measured
+ * (bench/limits.lua, 200 goal sets from random poses, from straight, 100 iterations; then
+ * tracking at 10 iterations a frame), humanoid and quadruped, 2D and 3D, FABRIK, before and
+ * after: with limits 22.5, 5.0, 32.0, 27.5% reached, then 100, 97.5, 100, 97.0%; without
+ * limits 87.5, 98.5, 98.5, 100%, then 100% each; tracking without limits 37, 15, 77.5, 67%
+ * of frames with every goal met, then 100% each.
+ */
+#define DLS_CREEP 0.9
+#define DLS_NEAR 1.0
+
+/*
+ * Whether every goal lies within the reach of the bones from the root's base to it (only
+ * then do the passes hand over when they creep: a goal beyond reach is met by straightening,
+ * which the passes do and joint space, on a long chain, does slowly). O(bones on the way)
+ * per goal; called with at most DLS_ROWS goals.
+ */
+static int within_reach(const ik_rig *rig)
+{
+    ik_vec3 base = rig->node[rig->order[0]].chain->base;
+    int k, x;
+    for (k = 0; k < rig->count; k++) {
+        const rig_node *nd = &rig->node[k];
+        ik_real reach;
+        if (nd->end < 0) continue;
+        reach = nd->reach;
+        for (x = k; rig->node[x].parent >= 0; x = rig->node[x].parent)
+            reach += ik_chain_reach_to(rig->node[rig->node[x].parent].chain, rig->node[x].parent_joint, NULL);
+        if (!(ik_v3_len(ik_v3_sub(nd->goal, base)) <= reach)) return 0;
+    }
+    return 1;
+}
+
+/*
+ * The tree as it was made: every chain on the same parent and joint (an attachment undone
+ * and made again as it was is the same tree). A parent inside the rig outlives it, so its
+ * address names it; the chain outside that the root may hang on does not: it may have
+ * been freed and a new chain made at its address. So a root that hangs on a chain outside
+ * after any attach or detach since is a change, whatever the address.
+ */
+static ik_status check_unchanged(const ik_rig *rig)
+{
+    int k;
+    for (k = 0; k < rig->count; k++) {
+        const rig_node *nd = &rig->node[k];
+        if (nd->chain->parent != nd->parent_chain || nd->chain->parent_joint != nd->parent_joint ||
+            (nd->parent < 0 && nd->chain->parent && nd->chain->links != nd->links))
+            return IK_ERR_RIG_CHANGED;
+    }
+    return IK_OK;
+}
+
+/*
+ * A rig solver: its passes on the tree's points (an iteration), what they need first, and
+ * how the over-relaxation at sub-bases follows an iteration's gain. Adding one is a file of
+ * its own (rig_fabrik.c, rig_relax.c) and a row here.
+ */
+typedef struct rig_solver {
+    void (*start)(ik_rig *rig); /* or NULL */
+    void (*iteration)(ik_rig *rig);
+    ik_real (*omega)(ik_real omega, ik_real before, ik_real distance);
+} rig_solver;
+
+static const rig_solver FABRIK = {NULL, rig_fabrik_iteration, rig_fabrik_omega};
+static const rig_solver RELAX = {rig_relax_start, rig_relax_iteration, rig_relax_omega};
+
+static const rig_solver *solver_of(const ik_rig *rig)
+{
+    return rig->settings.solver == IK_SOLVER_RELAX ? &RELAX : &FABRIK;
+}
+
+/*
+ * The solver's passes on the goals' points, at most `iterations`; with hand_over they stop
+ * where they creep (DLS_CREEP). Returns the iterations used.
+ */
+static int passes(ik_rig *rig, int iterations, ik_progress *progress, int hand_over)
+{
+    const rig_solver *solver = solver_of(rig);
+    ik_real distance = rig_worst(rig);
+    int iter = 0;
+    if (solver->start) solver->start(rig);
+    while (distance > rig->settings.tolerance && iter < iterations) {
+        ik_real before = distance;
+        solver->iteration(rig);
+        iter++;
+        distance = rig_worst(rig);
+        rig->omega = solver->omega(rig->omega, before, distance);
+        if (ik_progress_next(rig->node[0].chain, progress, distance) == IK_STOP) break;
+        /* Creeping: the passes have done what they do fast, joint space does the rest. */
+        if (hand_over && distance > DLS_CREEP * before) break;
+    }
+    return iter;
+}
+
+ik_status ik_rig_solve(ik_rig *rig, ik_result *out)
+{
+    const ik_rig_settings *s = &rig->settings;
+    ik_progress progress;
+    ik_real distance, reach = 0;
+    int o, iter = 0, goals = 0, bones = 0, m, near, hand_over;
+    int budget = ik_iteration_budget(s->iterations);
+    ik_status st = check_unchanged(rig);
+    if (st != IK_OK) return st;
+
+    rig->limited = 0;
+    for (o = 0; o < rig->count; o++) {
+        goals += rig->node[o].chain->has_target;
+        rig->limited += rig->node[o].chain->limited > 0;
+    }
+    /* Every chain current, its base where its parent (or the chain outside) puts it: the root
+       follows the chains above it, every other chain its parent, which is current by then. */
+    for (o = 0; o < rig->count; o++) {
+        ik_chain *c = rig->node[rig->order[o]].chain;
+        if (o == 0) ik_chain_follow(c);
+        else ik_chain_follow_parent(c);
+        ik_chain_settle(c);
+        ik_chain_fk(c);
+        c->kicked = 0;
+        if (goals > 0 && c->scale != 1) { /* rigs do not stretch: back to the bones' own lengths */
+            c->scale = 1;
+            c->stale_from = 0;
+            ik_chain_fk(c);
+        }
+        reach += c->reach;
+        bones += c->n;
+    }
+    out->iterations = 0;
+    out->angle_error = 0;
+    if (set_up(rig) == 0) {
+        out->reached = 1;
+        out->distance = 0;
+        return IK_OK;
+    }
+    index_goals(rig);
+    for (o = 0; o < rig->count; o++)
+        if (rig->node[o].chain->settings.max_turn < INFINITY) ik_save_pose(rig->node[o].chain);
+
+    for (o = 0; o < rig->count; o++) rig_place_tip(&rig->node[o]);
+    distance = rig_worst(rig);
+    progress = ik_progress_plain(distance, reach);
+    rig->omega = 2;
+    m = rig_dls_rows(rig, reach);
+    near = m > 0 && distance > s->tolerance && distance < DLS_NEAR * reach / bones;
+    hand_over = m > 0 && !near && distance > s->tolerance && within_reach(rig);
+    if (near) { /* tracking: joint space from last frame's pose, which moves it smoothly */
+        iter = rig_joint_space(rig, budget, reach, bones, m, 1);
+    } else {
+        iter = passes(rig, budget, &progress, hand_over);
+        pose_all(rig);
+        /* Measured again: posing within the limits may have moved what the passes placed. */
+        if (iter < budget && rig_worst(rig) > s->tolerance) {
+            if (m > 0) iter += rig_joint_space(rig, budget - iter, reach, bones, m, 0);
+            else if (rig->limited && rig_dls_in_range(rig, reach)) iter += rig_tree_sweeps(rig, budget - iter, reach);
+        }
+    }
+    if (iter < budget && rig_worst(rig) > s->tolerance) iter += finish_limbs(rig, budget - iter);
+
+    out->iterations = iter;
+    out->distance = 0;
+    for (o = 0; o < rig->count; o++) {
+        ik_chain *c = rig->node[o].chain;
+        if (!c->has_target) continue;
+        distance = ik_tip_distance(c);
+        if (distance > out->distance) out->distance = distance;
+        if (c->has_orientation) {
+            ik_real e = ik_orientation_error(c);
+            if (e > out->angle_error) out->angle_error = e;
+        }
+    }
+    out->reached = out->distance <= s->tolerance && out->angle_error <= s->angle_tolerance;
+    return IK_OK;
+}
+
+/* ---- src/rig_fabrik.c ---- */
+/*
+ * rig_fabrik.c - FABRIK on a rig: Aristidou and Lasenby, "FABRIK: A fast, iterative solver
+ * for the Inverse Kinematics problem" (2011), section 5.2, multiple end effectors. The
+ * backward pass runs from every goal towards the root; where branches meet (a sub-base: the
+ * joint a child hangs on, or the joint of a chain's own goal with more of the tree beyond
+ * it), the joint is put at the weighted centroid of the positions the branches ask for,
+ * each branch weighed by the sum of the effector_weight of the goals in it (all equal when
+ * every weight is 0); the walk then goes on to the root. The forward pass runs from the root
+ * out to every goal, each child starting on its parent's new joint. A chain whose subtree
+ * holds no goal is carried, keeping its local pose; bones of a chain beyond its last goal or
+ * child with a goal are carried the same way. The merge at sub-bases is relaxation's too.
+ */
+
+#include <string.h>
 
 /*
  * Whether FABRIK leaves child kid, hanging on sub-base s, out of the centroid there: a limb
@@ -5828,7 +6237,7 @@ static int content(const ik_rig *rig, const rig_node *kid, ik_vec3 s)
  * at 64 iterations, and misses none. Relaxation's sub-bases move 2 times as far at first, as
  * far once an iteration loses ground (adapting made its spider miss more).
  */
-static void merge(const ik_rig *rig, rig_node *nd, int j, int continues, const ik_vec3 *before)
+void rig_merge(const ik_rig *rig, rig_node *nd, int j, int continues, const ik_vec3 *before)
 {
     ik_chain *c = nd->chain;
     ik_vec3 sum = ik_v3(0, 0, 0), plain = sum, only = sum;
@@ -5889,29 +6298,6 @@ static int next_event(const ik_rig *rig, const rig_node *nd, int hi)
     return at > 0 ? at : 0;
 }
 
-/* After a forward pass: an oriented chain's tip along its goal's direction. */
-static void place_tip(rig_node *nd)
-{
-    ik_chain *c = nd->chain;
-    if (nd->last < c->n && nd->end >= 0)
-        set_joint(c, c->n, ik_v3_add(joint_at(c, c->n - 1), ik_v3_scale(ik_goal_direction(c), c->length[c->n - 1])));
-}
-
-/* The largest distance of a goal's joint from its goal now. */
-static ik_real worst(const ik_rig *rig)
-{
-    ik_real largest = 0;
-    int k;
-    for (k = 0; k < rig->count; k++) {
-        const rig_node *nd = &rig->node[k];
-        if (nd->end >= 0) {
-            ik_real d = ik_v3_len(ik_v3_sub(nd->chain->target, joint_at(nd->chain, nd->chain->n)));
-            if (d > largest) largest = d;
-        }
-    }
-    return largest;
-}
-
 /*
  * A limb of two bones without limits is placed exactly from where it hangs (the vector
  * form of the two-bone solve, bending on the side, or in the plane, it bends in now): its
@@ -5948,16 +6334,7 @@ static int two_bone_limb(rig_node *nd)
     return 1;
 }
 
-/*
- * A limb (a chain with a goal and nothing hanging on it) has nothing to wait for once the
- * forward pass has put its base: it is solved from there as one chain would be, with up to
- * LIMB_PASSES passes of its own (a goal beyond its reach, or within tolerance of it, straight
- * at it; two bones without limits exactly). Its passes alone would approach that only one
- * step per iteration of the rig, and slowly where a limb is nearly straight.
- */
-#define LIMB_PASSES 4
-
-static void limb_forward(const ik_rig *rig, rig_node *nd)
+void rig_limb_forward(const ik_rig *rig, rig_node *nd)
 {
     ik_chain *c = nd->chain;
     ik_real end[3], tolerance = rig->settings.tolerance;
@@ -5990,13 +6367,13 @@ static void fabrik_backward(ik_rig *rig)
         ik_real end[3];
         if (hi < 0) continue;
         for (lo = 0; lo <= c->n; lo++) nd->relaxed[lo] = joint_at(c, lo);
-        merge(rig, nd, hi, 0, nd->relaxed);
+        rig_merge(rig, nd, hi, 0, nd->relaxed);
         while (hi > 0) {
             ik_vec3 at = joint_at(c, hi);
             lo = next_event(rig, nd, hi);
             end[0] = at.x, end[1] = at.y, end[2] = at.z;
             ik_fabrik_backward(c, lo, hi, end);
-            merge(rig, nd, lo, 1, nd->relaxed);
+            rig_merge(rig, nd, lo, 1, nd->relaxed);
             hi = lo;
         }
     }
@@ -6012,11 +6389,38 @@ static void fabrik_forward(ik_rig *rig)
         if (nd->top < 0) continue;
         if (nd->parent >= 0) ik_chain_take_base(c);
         else set_joint(c, 0, c->base);
-        if (nd->kids == 0 && nd->end >= 1 && nd->end == nd->top) limb_forward(rig, nd);
+        if (nd->kids == 0 && nd->end >= 1 && nd->end == nd->top) rig_limb_forward(rig, nd);
         else ik_fabrik_forward(c, 0, hi);
-        place_tip(nd);
+        rig_place_tip(nd);
     }
 }
+
+void rig_fabrik_iteration(ik_rig *rig)
+{
+    fabrik_backward(rig);
+    fabrik_forward(rig);
+}
+
+/* The over-relaxation at sub-bases after an iteration: back towards plain FABRIK when it
+   went too far, further when it creeps (see rig_merge). */
+ik_real rig_fabrik_omega(ik_real omega, ik_real before, ik_real distance)
+{
+    if (distance > before) return omega / 2 > 1 ? omega / 2 : 1;
+    if (distance > 0.9 * before) return omega * 1.2 < 4 ? omega * 1.2 : 4;
+    return omega;
+}
+
+/* ---- src/rig_relax.c ---- */
+/*
+ * rig_relax.c - relaxation on a rig: Juckett's constraint relaxation (relax.c) on the same
+ * tree of points as FABRIK's: each chain's end joint is snapped towards its goal, its
+ * distance constraints are resolved from the tip down with the joints' weights, and a
+ * sub-base takes the weighted centroid of where each branch's constraints put it, as FABRIK
+ * does (rig_merge); the root's first child joint is pulled back to its length from the
+ * fixed base.
+ */
+
+#include <string.h>
 
 /* ---- relaxation ---- */
 
@@ -6024,7 +6428,7 @@ static void fabrik_forward(ik_rig *rig)
 static void merge_point(const ik_rig *rig, rig_node *nd, int j, int continues)
 {
     set_joint(nd->chain, j, nd->relaxed[j]);
-    merge(rig, nd, j, continues, nd->relaxed);
+    rig_merge(rig, nd, j, continues, nd->relaxed);
     nd->relaxed[j] = joint_at(nd->chain, j);
 }
 
@@ -6082,7 +6486,7 @@ static void pull_first(rig_node *nd, int hi)
  * it, and the points mapped onto bones of exact length (the rig's joints): each bone along
  * its relaxed segment, the end bone pointed at its goal.
  */
-static void relax_iteration(ik_rig *rig)
+void rig_relax_iteration(ik_rig *rig)
 {
     int o, i;
     for (o = rig->count - 1; o >= 0; o--) {
@@ -6121,98 +6525,35 @@ static void relax_iteration(ik_rig *rig)
             joint = ik_v3_add(joint, ik_v3_scale(ik_v3_normalize_or(u, ik_dir_v3(c, i)), c->length[i]));
             set_joint(c, i + 1, joint);
         }
-        place_tip(nd);
+        rig_place_tip(nd);
     }
 }
 
-/* ---- the way out ---- */
-
-static ik_real goal_distance(const rig_node *nd)
+/* Relaxation's points where the joints are, before its passes. */
+void rig_relax_start(ik_rig *rig)
 {
-    return ik_v3_len(ik_v3_sub(nd->goal, joint_at(nd->chain, nd->end)));
-}
-
-/*
- * The last word on chain nd's pose: its orientation goal, max_turn, then every bone's limits,
- * those the passes did not pose too (a chain only carried by its parent, or the bones past
- * its goal): a solve leaves none outside.
- */
-static void finish_chain(rig_node *nd)
-{
-    ik_chain *c = nd->chain;
-    if (nd->end >= 0 && c->has_orientation) ik_orient_tip(c);
-    if (c->settings.max_turn < INFINITY) ik_hold_turns(c, c->settings.max_turn);
-    ik_chain_clamp_limits(c);
-    ik_chain_fk(c);
-}
-
-/* Chain nd posed from its joints (bones 0..hi-1), then finished. */
-static void pose_chain(rig_node *nd)
-{
-    ik_chain *c = nd->chain;
-    int hi = nd->top < nd->last ? nd->top : nd->last;
-    c->pose_behind = 0; /* the joints were working points: the pose comes from them now */
-    if (hi > 0) ik_pose_points(c, c->joint, 0, hi);
-    else c->stale_from = 0;
-    ik_chain_fk(c);
-    finish_chain(nd);
-}
-
-/*
- * Poses every chain from the rig's joints, parents first: the bones the passes moved along
- * their new segments (within limits), the rest carried; then orientation goals, max_turn
- * and limits. Each chain is then current, its children's bases follow from it. A parent
- * that max_turn or a limit held back moves the limbs hanging on it off the points the
- * passes gave them: such a limb that now misses its goal is solved again from where it
- * hangs (limb_forward), then posed.
- */
-static void pose_all(ik_rig *rig)
-{
-    int o;
-    for (o = 0; o < rig->count; o++) {
-        rig_node *nd = &rig->node[rig->order[o]];
-        ik_chain *c = nd->chain;
-        ik_vec3 was = joint_at(c, 0);
-        int moved = 0;
-        if (nd->parent >= 0) {
-            ik_vec3 now;
-            ik_chain_take_base(c);
-            now = joint_at(c, 0);
-            moved = now.x != was.x || now.y != was.y || now.z != was.z;
-        }
-        pose_chain(nd);
-        if (moved && is_limb(nd) && goal_distance(nd) > rig->settings.tolerance) {
-            limb_forward(rig, nd);
-            pose_chain(nd);
-        }
-        ik_chain_changed(c);
-        if (nd->parent >= 0) c->parent_seen = c->parent->version;
+    int k, j;
+    for (k = 0; k < rig->count; k++) {
+        rig_node *nd = &rig->node[k];
+        for (j = 0; j <= nd->chain->n; j++) nd->relaxed[j] = joint_at(nd->chain, j);
     }
 }
 
-/*
- * Limbs with limits that the passes left short of their goals: joint limits make minima of
- * their own, which a single chain's solve leaves by CCD sweeps within the limits
- * (ik_escape_finish, to the chain's own tolerance); a limb does the same from where it hangs,
- * with the iterations the rig has left. Returns the most sweeps a limb took.
- */
-static int finish_limbs(ik_rig *rig, int iterations)
+/* Over-relaxing at sub-bases stops once it no longer pays. */
+ik_real rig_relax_omega(ik_real omega, ik_real before, ik_real distance)
 {
-    int o, most = 0;
-    for (o = 0; o < rig->count; o++) {
-        rig_node *nd = &rig->node[rig->order[o]];
-        ik_chain *c = nd->chain;
-        int sweeps;
-        if (!is_limb(nd) || !c->limited || goal_distance(nd) <= rig->settings.tolerance) continue;
-        sweeps = ik_escape_finish(c, nd->goal, nd->end, iterations, 0);
-        if (sweeps > most) most = sweeps;
-        finish_chain(nd);
-        ik_chain_changed(c);
-    }
-    return most;
+    return distance > before ? 1 : omega;
 }
 
-/* ---- the tree sweeps ---- */
+/* ---- src/rig_joint.c ---- */
+/*
+ * rig_joint.c - the stages of a rig solve after the passes, on the bones' rotations: the
+ * tree sweeps (CCD over the whole tree) and the joint-space stage (damped least squares on
+ * every bone at once), which get a rig out of the minima joint limits make and track
+ * moving goals smoothly. One bone's part of a step is joint_space.c's, as for single chains.
+ */
+
+#include <string.h>
 
 /*
  * The way out of the minima joint limits make, for the whole tree at once: the passes above
@@ -6226,29 +6567,6 @@ static int finish_limbs(ik_rig *rig, int iterations)
  * tangent is the summed cross over the summed dot products (exact in 2D: the least-squares
  * turn). Each goal's joint is carried along (eff); forward kinematics at the end.
  */
-
-/* The nodes with a goal at places from..to-1 of rig->dfs, in O(their number). */
-#define FOR_GOALS(rig, g, k, from, to)                                                       \
-    for ((k) = (rig)->goal_at[from];                                                         \
-         (k) < (rig)->goal_count && ((g) = &(rig)->node[(rig)->goals[k]])->pre < (to); (k)++)
-
-/* Lists the nodes with a goal in dfs order (after set_up). */
-static void index_goals(ik_rig *rig)
-{
-    int p;
-    rig->goal_count = 0;
-    for (p = 0; p < rig->count; p++) {
-        rig->goal_at[p] = rig->goal_count;
-        if (rig->node[rig->dfs[p]].end >= 0) rig->goals[rig->goal_count++] = rig->dfs[p];
-    }
-    rig->goal_at[rig->count] = rig->goal_count;
-}
-
-/* The first place in rig->dfs past the chains hanging beyond joint j of node nd. */
-static int beyond_end(const ik_rig *rig, const rig_node *nd, int j)
-{
-    return nd->above[j] < nd->kids ? rig->node[rig->kid[nd->first + nd->above[j]]].pre : nd->pre + nd->size;
-}
 
 /* Turns node nd's bone i, about joint p, by the world turn that the goals beyond it ask for. */
 static void sweep_bone(ik_rig *rig, rig_node *nd, int i)
@@ -6303,32 +6621,6 @@ static void sweep_bone(ik_rig *rig, rig_node *nd, int i)
     ik_chain_mark_stale(c, i);
 }
 
-/* Every chain's world data from its local pose, parents first. */
-static void rig_fk(ik_rig *rig)
-{
-    int o;
-    for (o = 0; o < rig->count; o++) {
-        rig_node *nd = &rig->node[rig->order[o]];
-        ik_chain *c = nd->chain;
-        ik_chain_follow_parent(c);
-        ik_chain_fk(c);
-        ik_chain_changed(c);
-        if (nd->end >= 0) nd->eff = joint_at(c, nd->end);
-    }
-}
-
-/* Every chain finished (orientation goals, max_turn, limits), parents first. */
-static void finish_all(ik_rig *rig)
-{
-    int o;
-    for (o = 0; o < rig->count; o++) {
-        rig_node *nd = &rig->node[rig->order[o]];
-        ik_chain_follow_parent(nd->chain);
-        finish_chain(nd);
-        ik_chain_changed(nd->chain);
-    }
-}
-
 /* The largest distance of a goal's joint from its goal, as the sweeps have carried it. */
 static ik_real sweep_distance(const ik_rig *rig)
 {
@@ -6349,7 +6641,7 @@ static ik_real sweep_distance(const ik_rig *rig)
  * chain finished (orientation goals, max_turn, limits). The chains are current and
  * settled. Returns the sweeps made.
  */
-static int tree_sweeps(ik_rig *rig, int iterations, ik_real reach)
+int rig_tree_sweeps(ik_rig *rig, int iterations, ik_real reach)
 {
     ik_progress progress;
     ik_real distance;
@@ -6368,7 +6660,7 @@ static int tree_sweeps(ik_rig *rig, int iterations, ik_real reach)
         distance = sweep_distance(rig);
         if (ik_progress_next(rig->node[0].chain, &progress, distance) == IK_STOP) break;
     }
-    finish_all(rig);
+    rig_finish_all(rig);
     return sweeps;
 }
 
@@ -6404,7 +6696,7 @@ static ik_real dls_weight(const rig_node *nd) { return nd->weight >= DLS_LEAST ?
  */
 #define DLS_RANGE 1e100
 
-static int dls_in_range(const ik_rig *rig, ik_real reach)
+int rig_dls_in_range(const ik_rig *rig, ik_real reach)
 {
     int k, j;
     if (!(reach <= DLS_RANGE && reach >= 1 / DLS_RANGE)) return 0;
@@ -6421,10 +6713,10 @@ static int dls_in_range(const ik_rig *rig, ik_real reach)
 }
 
 /* The goals' rows (nd->row); 0 when they need more than DLS_ROWS, or are out of range. */
-static int dls_rows(ik_rig *rig, ik_real reach)
+int rig_dls_rows(ik_rig *rig, ik_real reach)
 {
     int k, m = 0;
-    if (!dls_in_range(rig, reach)) return 0;
+    if (!rig_dls_in_range(rig, reach)) return 0;
     for (k = 0; k < rig->count; k++) {
         rig_node *nd = &rig->node[k];
         nd->row = -1;
@@ -6489,9 +6781,6 @@ static ik_vec3 dls_turn(const rig_node *nd, int i, const ik_vec3 *axis, int axes
     for (a = 0; a < axes; a++) v = ik_v3_add(v, ik_v3_scale(axis[a], delta[a]));
     return v;
 }
-
-/* The bones node nd's goals and children bend: 0..hi-1. */
-static int bends(const rig_node *nd) { return nd->top < nd->last ? nd->top : nd->last; }
 
 /* Keeps (back = 0) or puts back (1) the local pose of every chain that bends: in the first
    place (which = 0: before a step) or the second (1: the best before a kick). */
@@ -6694,7 +6983,7 @@ static void dls_kick(ik_rig *rig, ik_real most)
  * kicks, at most kicks_allowed times, and the best pose is kept); then every chain
  * finished. m: the rows (dls_rows). The chains are settled. Returns the steps tried.
  */
-static int joint_space(ik_rig *rig, int iterations, ik_real reach, int bones, int m, int tracking)
+int rig_joint_space(ik_rig *rig, int iterations, ik_real reach, int bones, int m, int tracking)
 {
     ik_progress progress;
     ik_real distance, cost, best = INFINITY, unit = reach / bones, lambda2 = 0.01 * unit * unit, halved;
@@ -6750,190 +7039,6 @@ static int joint_space(ik_rig *rig, int iterations, ik_real reach, int bones, in
         dls_pose(rig, 1, 1);
         rig_fk(rig);
     }
-    finish_all(rig);
+    rig_finish_all(rig);
     return steps;
-}
-
-/* ---- the solve ---- */
-
-/*
- * How a solve shares its iterations between the passes and the joint-space stage (when the
- * goals fit in its rows). The passes move far in few iterations but creep near the goals,
- * and with limits they park sub-bases where the limbs cannot reach; joint space converges
- * fast near the goals and takes the limits as bounds. So the passes run while an iteration
- * brings the goals in by more than a tenth (DLS_CREEP) and joint space takes over; goals
- * within DLS_NEAR mean bone lengths of their joints (a rig tracking moving goals from last
- * frame's pose) go to joint space at once, which moves the pose smoothly. Measured
- * (bench/limits.lua, 200 goal sets from random poses, from straight, 100 iterations; then
- * tracking at 10 iterations a frame), humanoid and quadruped, 2D and 3D, FABRIK, before and
- * after: with limits 22.5, 5.0, 32.0, 27.5% reached, then 100, 97.5, 100, 97.0%; without
- * limits 87.5, 98.5, 98.5, 100%, then 100% each; tracking without limits 37, 15, 77.5, 67%
- * of frames with every goal met, then 100% each.
- */
-#define DLS_CREEP 0.9
-#define DLS_NEAR 1.0
-
-/*
- * Whether every goal lies within the reach of the bones from the root's base to it (only
- * then do the passes hand over when they creep: a goal beyond reach is met by straightening,
- * which the passes do and joint space, on a long chain, does slowly). O(bones on the way)
- * per goal; called with at most DLS_ROWS goals.
- */
-static int within_reach(const ik_rig *rig)
-{
-    ik_vec3 base = rig->node[rig->order[0]].chain->base;
-    int k, x;
-    for (k = 0; k < rig->count; k++) {
-        const rig_node *nd = &rig->node[k];
-        ik_real reach;
-        if (nd->end < 0) continue;
-        reach = nd->reach;
-        for (x = k; rig->node[x].parent >= 0; x = rig->node[x].parent)
-            reach += ik_chain_reach_to(rig->node[rig->node[x].parent].chain, rig->node[x].parent_joint, NULL);
-        if (!(ik_v3_len(ik_v3_sub(nd->goal, base)) <= reach)) return 0;
-    }
-    return 1;
-}
-
-/*
- * The tree as it was made: every chain on the same parent and joint (an attachment undone
- * and made again as it was is the same tree). A parent inside the rig outlives it, so its
- * address names it; the chain outside that the root may hang on does not: it may have
- * been freed and a new chain made at its address. So a root that hangs on a chain outside
- * after any attach or detach since is a change, whatever the address.
- */
-static ik_status check_unchanged(const ik_rig *rig)
-{
-    int k;
-    for (k = 0; k < rig->count; k++) {
-        const rig_node *nd = &rig->node[k];
-        if (nd->chain->parent != nd->parent_chain || nd->chain->parent_joint != nd->parent_joint ||
-            (nd->parent < 0 && nd->chain->parent && nd->chain->links != nd->links))
-            return IK_ERR_RIG_CHANGED;
-    }
-    return IK_OK;
-}
-
-/* Relaxation's points where the joints are, before its passes. */
-static void start_passes(ik_rig *rig)
-{
-    int k, j;
-    if (rig->settings.solver != IK_SOLVER_RELAX) return;
-    for (k = 0; k < rig->count; k++) {
-        rig_node *nd = &rig->node[k];
-        for (j = 0; j <= nd->chain->n; j++) nd->relaxed[j] = joint_at(nd->chain, j);
-    }
-}
-
-/*
- * The tree passes (FABRIK's or relaxation's) on the goals' points, at most `iterations`;
- * with hand_over they stop where they creep (DLS_CREEP). Returns the iterations used.
- */
-static int passes(ik_rig *rig, int iterations, ik_progress *progress, int hand_over)
-{
-    const ik_rig_settings *s = &rig->settings;
-    ik_real distance = worst(rig);
-    int iter = 0;
-    while (distance > s->tolerance && iter < iterations) {
-        ik_real before = distance;
-        if (s->solver == IK_SOLVER_RELAX) {
-            relax_iteration(rig);
-        } else {
-            fabrik_backward(rig);
-            fabrik_forward(rig);
-        }
-        iter++;
-        distance = worst(rig);
-        if (s->solver == IK_SOLVER_RELAX) {
-            if (distance > before) rig->omega = 1; /* over-relaxing no longer pays */
-        } else if (distance > before) { /* too far: back towards plain FABRIK */
-            rig->omega = rig->omega / 2 > 1 ? rig->omega / 2 : 1;
-        } else if (distance > 0.9 * before) { /* creeping: further */
-            rig->omega = rig->omega * 1.2 < 4 ? rig->omega * 1.2 : 4;
-        }
-        if (ik_progress_next(rig->node[0].chain, progress, distance) == IK_STOP) break;
-        /* Creeping: the passes have done what they do fast, joint space does the rest. */
-        if (hand_over && distance > DLS_CREEP * before) break;
-    }
-    return iter;
-}
-
-ik_status ik_rig_solve(ik_rig *rig, ik_result *out)
-{
-    const ik_rig_settings *s = &rig->settings;
-    ik_progress progress;
-    ik_real distance, reach = 0;
-    int o, iter = 0, goals = 0, bones = 0, m, near, hand_over;
-    int budget = ik_iteration_budget(s->iterations);
-    ik_status st = check_unchanged(rig);
-    if (st != IK_OK) return st;
-
-    rig->limited = 0;
-    for (o = 0; o < rig->count; o++) {
-        goals += rig->node[o].chain->has_target;
-        rig->limited += rig->node[o].chain->limited > 0;
-    }
-    /* Every chain current, its base where its parent (or the chain outside) puts it: the root
-       follows the chains above it, every other chain its parent, which is current by then. */
-    for (o = 0; o < rig->count; o++) {
-        ik_chain *c = rig->node[rig->order[o]].chain;
-        if (o == 0) ik_chain_follow(c);
-        else ik_chain_follow_parent(c);
-        ik_chain_settle(c);
-        ik_chain_fk(c);
-        c->kicked = 0;
-        if (goals > 0 && c->scale != 1) { /* rigs do not stretch: back to the bones' own lengths */
-            c->scale = 1;
-            c->stale_from = 0;
-            ik_chain_fk(c);
-        }
-        reach += c->reach;
-        bones += c->n;
-    }
-    out->iterations = 0;
-    out->angle_error = 0;
-    if (set_up(rig) == 0) {
-        out->reached = 1;
-        out->distance = 0;
-        return IK_OK;
-    }
-    index_goals(rig);
-    for (o = 0; o < rig->count; o++)
-        if (rig->node[o].chain->settings.max_turn < INFINITY) ik_save_pose(rig->node[o].chain);
-    start_passes(rig);
-
-    for (o = 0; o < rig->count; o++) place_tip(&rig->node[o]);
-    distance = worst(rig);
-    progress = ik_progress_plain(distance, reach);
-    rig->omega = 2;
-    m = dls_rows(rig, reach);
-    near = m > 0 && distance > s->tolerance && distance < DLS_NEAR * reach / bones;
-    hand_over = m > 0 && !near && distance > s->tolerance && within_reach(rig);
-    if (near) { /* tracking: joint space from last frame's pose, which moves it smoothly */
-        iter = joint_space(rig, budget, reach, bones, m, 1);
-    } else {
-        iter = passes(rig, budget, &progress, hand_over);
-        pose_all(rig);
-        /* Measured again: posing within the limits may have moved what the passes placed. */
-        if (iter < budget && worst(rig) > s->tolerance) {
-            if (m > 0) iter += joint_space(rig, budget - iter, reach, bones, m, 0);
-            else if (rig->limited && dls_in_range(rig, reach)) iter += tree_sweeps(rig, budget - iter, reach);
-        }
-    }
-    if (iter < budget && worst(rig) > s->tolerance) iter += finish_limbs(rig, budget - iter);
-
-    out->iterations = iter;
-    out->distance = 0;
-    for (o = 0; o < rig->count; o++) {
-        ik_chain *c = rig->node[o].chain;
-        if (!c->has_target) continue;
-        distance = ik_tip_distance(c);
-        if (distance > out->distance) out->distance = distance;
-        if (c->has_orientation) {
-            ik_real e = ik_orientation_error(c);
-            if (e > out->angle_error) out->angle_error = e;
-        }
-    }
-    out->reached = out->distance <= s->tolerance && out->angle_error <= s->angle_tolerance;
-    return IK_OK;
 }

@@ -1,5 +1,5 @@
 -- Rigs with joint limits: the body takes part in getting its limbs out of the minima the
--- limits make (the joint-space stage of src/rig.c). Goals come from random poses within the
+-- limits make (the joint-space stage of src/rig_joint.c). Goals come from random poses within the
 -- limits, so every one is reachable.
 
 local ik = require("ik")

@@ -6,13 +6,17 @@
  *   ik_math.h    vectors, complex numbers (2D turns), quaternions
  *   chain.c      the chain: layout, settings, pose, forward kinematics, attachment
  *   limits.c     joint limits, and posing a bone along a direction within them
+ *   joint_space.c  damped least-squares steps on joint rotations, limits as bounds: the
+ *                finish of every single-chain solver and, bone by bone, of rigs
  *   sweep.c      one CCD sweep: the CCD solver's iteration, and the escape's last resort
  *   escape.c     progress of an iterative solve: lock-ups (the escape) and stalls
  *   two_bone.c fabrik.c ccd.c relax.c aim.c   the solvers, one file each
  *   batch.c      FABRIK on many chains at once, in lanes on the vector units
  *                (batch_lanes.h: its passes, written once per instruction set)
  *   solve.c      the dispatcher: goals, stretch, softness, mix, max_turn, solve_many
- *   rig.c        several chains solved together
+ *   rig.c        several chains solved together: the tree and the solve's order, with
+ *                rig_fabrik.c and rig_relax.c (each rig solver's passes) and rig_joint.c
+ *                (the stages on rotations); rig_tree.h is what the four share
  *   ik_lua.c     the Lua binding (the only file that includes lua.h)
  *
  * A chain is one block: this header followed by its arrays. Two things can be the truth
@@ -283,6 +287,8 @@ ik_vec3 ik_limit_backward(const ik_chain *chain, int i, ik_vec3 dir, ik_vec3 chi
 ik_real ik_twist_angle(ik_quat q, ik_vec3 axis);
 /* Brings every limited bone within its limits (the local pose; the cache goes stale). */
 void ik_chain_clamp_limits(ik_chain *chain);
+/* ---- joint_space.c ---- */
+
 /*
  * A solve that crawls (a chain with limits stuck against them, or any chain creeping near
  * its goal): damped least-squares steps on the joint angles of bones first..m-1, the

@@ -2,7 +2,7 @@
  * joint_space.c - damped least-squares steps on joint rotations, the limits as bounds:
  * the primitives a step needs for one bone (the axes it turns about, what its limits
  * block, the turn applied within them, the small symmetric solve), shared by the finish
- * of single chains below and the joint-space stage of rigs (rig.c).
+ * of single chains below and the joint-space stage of rigs (rig_joint.c).
  */
 #include "chain.h"
 

@@ -11,13 +11,13 @@ dir=$1
 shift
 mkdir -p "$dir"
 # Local includes are replaced by the file itself where it is first needed; the rest stay.
-strip='^#include "\(ik\|ik_math\|chain\|ik_lua_compat\)\.h"'
+strip='^#include "\(ik\|ik_math\|chain\|rig_tree\|ik_lua_compat\)\.h"'
 cp src/ik.h "$dir/ik.h"
 {
     echo "/* ik.c - the core of ik in one file, made by tools/amalgamate.sh from src/ (do not"
     echo "   edit: edit src/ and run make amalgamation). Compile it with ik.h beside it. */"
     echo '#include "ik.h"'
-    for f in src/ik_math.h src/chain.h "$@"; do
+    for f in src/ik_math.h src/chain.h src/rig_tree.h "$@"; do
         echo
         echo "/* ---- $f ---- */"
         # batch_lanes.h is a template, written out at each of its includes.
