@@ -7017,13 +7017,15 @@ int rig_joint_space(ik_rig *rig, int iterations, ik_real reach, int bones, int m
                 lambda2 *= 8;
                 stalled = !(lambda2 < 1e12 * unit * unit);
             }
-            /* Tracking: three steps that did not halve the error are a stall (a straight run
-               of bones, which the steps approach ever more slowly). */
-            stalled = stalled || (tracking && ++since >= 3);
+            since++;
             stalled = stalled || ik_progress_next(rig->node[0].chain, &progress, distance) == IK_STOP;
         }
-        if (!stalled) continue;
-        if (!rig->limited || kicks == kicks_allowed) break;
+        /* Tracking: three steps that did not halve the error are a stall worth a nudge (a
+           straight run of bones, which the steps approach ever more slowly). With none
+           left, a rig with limits hands what remains to its limbs' sweeps (finish_limbs
+           in rig.c), one without goes on stepping. */
+        if (!stalled && !(tracking && since >= 3 && (kicks < kicks_allowed || rig->limited))) continue;
+        if ((!rig->limited && !tracking) || kicks == kicks_allowed) break;
         if (cost < best) {
             best = cost;
             dls_pose(rig, 0, 1);
