@@ -5014,9 +5014,71 @@ void ik_chain_goal_error(ik_chain *c, ik_real *distance, ik_real *angle_error, i
     if (c->has_orientation) *angle_error = ik_orientation_error(c);
 }
 
+/* ---- the solvers ---- */
+
+/*
+ * What a solve needs to know of its solver: how to run it, and what it needs around it.
+ * Each solver is its own file; adding one is that file and a row of the table below.
+ */
+typedef struct solver_desc {
+    /* Runs the solver towards aim (joint m; the tip bone for an aim solve, towards the
+       goal), returning its iterations; *distance: the tip's from aim when known (else NaN),
+       *aim_error: an aim's angle left. */
+    int (*run)(ik_chain *c, ik_vec3 aim, int m, ik_real *distance, ik_real *aim_error);
+    int on_points;   /* works on the joints alone (FABRIK, relaxation): a 2D chain without
+                        limits and the rest around it need no local pose until the end */
+    int keeps_twist; /* derives 3D rotations by the smallest turn: after an escape's bend
+                        the twist is rebuilt (restore_twist) */
+    int aims;        /* turns the tip bone to point at the goal: no point behind, no
+                        stretch, met by the angle */
+    int closed_form; /* solves in one step: not skipped when the goal looks met */
+    int measures;    /* leaves the tip's distance from its aim (FABRIK) */
+    int batches;     /* ik_solve_many may run it in lanes (FABRIK) */
+    int bones;       /* the bones it needs (with an orientation goal, one more); 0: any */
+} solver_desc;
+
+static int run_fabrik(ik_chain *c, ik_vec3 aim, int m, ik_real *distance, ik_real *aim_error)
+{
+    (void)aim_error;
+    return ik_fabrik(c, aim, m, distance);
+}
+
+static int run_ccd(ik_chain *c, ik_vec3 aim, int m, ik_real *distance, ik_real *aim_error)
+{
+    (void)distance, (void)aim_error;
+    return ik_ccd(c, aim, m);
+}
+
+static int run_relax(ik_chain *c, ik_vec3 aim, int m, ik_real *distance, ik_real *aim_error)
+{
+    (void)distance, (void)aim_error;
+    return ik_relax(c, aim, m);
+}
+
+static int run_two_bone(ik_chain *c, ik_vec3 aim, int m, ik_real *distance, ik_real *aim_error)
+{
+    (void)m, (void)distance, (void)aim_error;
+    return ik_two_bone_chain(c, aim);
+}
+
+static int run_aim(ik_chain *c, ik_vec3 aim, int m, ik_real *distance, ik_real *aim_error)
+{
+    (void)aim, (void)m, (void)distance;
+    return ik_aim(c, c->target, aim_error);
+}
+
+/* By ik_solver: run, on_points, keeps_twist, aims, closed_form, measures, batches, bones. */
+static const solver_desc SOLVERS[] = {
+    {run_fabrik, 1, 1, 0, 0, 1, 1, 0},   /* IK_SOLVER_FABRIK */
+    {run_ccd, 0, 0, 0, 0, 0, 0, 0},      /* IK_SOLVER_CCD */
+    {run_relax, 1, 1, 0, 0, 0, 0, 0},    /* IK_SOLVER_RELAX */
+    {run_two_bone, 0, 1, 0, 1, 0, 0, 2}, /* IK_SOLVER_TWO_BONE */
+    {run_aim, 0, 0, 1, 0, 0, 0, 0},      /* IK_SOLVER_AIM */
+};
+
 /* One solve in progress. */
 typedef struct solve {
-    ik_solver solver;
+    const solver_desc *solver;
     int m;          /* the bones the solver moves: n, or n - 1 with an orientation goal */
     int oriented;   /* the tip bone takes the orientation goal */
     ik_vec3 aim;    /* where the solver takes joint m: the goal, or the point behind it,
@@ -5080,11 +5142,12 @@ static void straighten(ik_chain *c, const solve *s, ik_vec3 u)
 static void way_in(ik_chain *c, ik_solver solver, solve *s)
 {
     const ik_settings *set = &c->settings;
-    int aim = solver == IK_SOLVER_AIM;
+    const solver_desc *desc = &SOLVERS[solver];
+    int aim = desc->aims;
     ik_real reach;
     ik_vec3 u = ik_v3(0, 0, 0), base;
     int measured = 0;
-    s->solver = solver;
+    s->solver = desc;
     s->oriented = c->has_orientation && !aim;
     s->m = s->oriented ? c->n - 1 : c->n;
     s->run = 0;
@@ -5095,7 +5158,7 @@ static void way_in(ik_chain *c, ik_solver solver, solve *s)
     s->aim_is_goal = 0;
     c->kicked = 0;
     /* Only FABRIK and relaxation on a 2D chain without limits work on the joints alone. */
-    if (c->limited || c->dim == 3 || (solver != IK_SOLVER_FABRIK && solver != IK_SOLVER_RELAX) ||
+    if (c->limited || c->dim == 3 || !desc->on_points ||
         set->mix < 1 || set->max_turn < INFINITY || s->oriented || c->scale != 1 || set->stretch)
         ik_chain_settle(c);
     ik_chain_fk(c);
@@ -5104,7 +5167,7 @@ static void way_in(ik_chain *c, ik_solver solver, solve *s)
     if (aim) {
         s->aim_error = ik_aim_error(c, c->target);
         if (s->aim_error <= set->angle_tolerance && !c->limited) return;
-    } else if (solver != IK_SOLVER_TWO_BONE && c->scale == 1 && !c->limited) {
+    } else if (!desc->closed_form && c->scale == 1 && !c->limited) {
         s->met = ik_tip_distance(c);
         measured = 1;
         if (s->met <= set->tolerance && (!s->oriented || ik_orientation_error(c) <= set->angle_tolerance))
@@ -5153,13 +5216,7 @@ static void way_in(ik_chain *c, ik_solver solver, solve *s)
 
 static void run_solver(ik_chain *c, solve *s)
 {
-    switch (s->solver) {
-    case IK_SOLVER_FABRIK: s->iterations = ik_fabrik(c, s->aim, s->m, &s->distance); break;
-    case IK_SOLVER_CCD: s->iterations = ik_ccd(c, s->aim, s->m); break;
-    case IK_SOLVER_RELAX: s->iterations = ik_relax(c, s->aim, s->m); break;
-    case IK_SOLVER_TWO_BONE: s->iterations = ik_two_bone_chain(c, s->aim); break;
-    case IK_SOLVER_AIM: s->iterations = ik_aim(c, c->target, &s->aim_error); break;
-    }
+    s->iterations = s->solver->run(c, s->aim, s->m, &s->distance, &s->aim_error);
 }
 
 /* ---- the way out ---- */
@@ -5284,7 +5341,7 @@ void ik_hold_turns(ik_chain *c, ik_real max_turn)
 static int tip_known(const ik_chain *c, const solve *s)
 {
     const ik_settings *set = &c->settings;
-    return s->solver == IK_SOLVER_FABRIK && s->aim_is_goal && s->distance == s->distance && !c->limited &&
+    return s->solver->measures && s->aim_is_goal && s->distance == s->distance && !c->limited &&
            set->mix == 1 &&
            set->max_turn == INFINITY && !(c->kicked && c->dim == 3);
 }
@@ -5293,7 +5350,7 @@ static void way_out(ik_chain *c, solve *s, ik_result *out)
 {
     const ik_settings *set = &c->settings;
     int moved = s->run || s->iterations > 0;
-    if (moved && c->kicked && c->dim == 3 && s->solver != IK_SOLVER_CCD && s->solver != IK_SOLVER_AIM)
+    if (moved && c->kicked && c->dim == 3 && s->solver->keeps_twist)
         restore_twist(c, s->m);
     if (moved && s->oriented) ik_orient_tip(c);
     if (c->limited) {
@@ -5311,7 +5368,7 @@ static void way_out(ik_chain *c, solve *s, ik_result *out)
     if (moved) ik_chain_changed(c);
 
     out->iterations = s->iterations;
-    if (s->solver == IK_SOLVER_AIM) {
+    if (s->solver->aims) {
         out->angle_error = moved ? ik_aim_error(c, c->target) : s->aim_error;
         out->distance = out->angle_error;
         out->reached = out->angle_error <= set->angle_tolerance;
@@ -5328,8 +5385,8 @@ static void way_out(ik_chain *c, solve *s, ik_result *out)
 /* Whether solver can solve chain c with its goals as they are. */
 static ik_status check_solver(const ik_chain *c, ik_solver solver)
 {
-    if (solver == IK_SOLVER_TWO_BONE && !(c->has_orientation ? c->n == 3 : c->n == 2))
-        return IK_ERR_NOT_TWO_BONE;
+    int bones = SOLVERS[solver].bones;
+    if (bones > 0 && c->n != bones + (c->has_orientation ? 1 : 0)) return IK_ERR_NOT_TWO_BONE;
     return IK_OK;
 }
 
@@ -5394,7 +5451,7 @@ ik_status ik_chain_solve_aim(ik_chain *c, const ik_real *target, ik_result *out)
 static int batchable(const ik_chain *c)
 {
     const ik_settings *s = &c->settings;
-    return s->solver == IK_SOLVER_FABRIK && !c->limited && !c->has_orientation && s->mix == 1 &&
+    return SOLVERS[s->solver].batches && !c->limited && !c->has_orientation && s->mix == 1 &&
            s->max_turn == INFINITY;
 }
 
@@ -5468,7 +5525,7 @@ ik_status ik_solve_many(ik_chain *const *chains, int count, const ik_real *targe
         }
         if (targets) ik_chain_keep_target(c, targets + (size_t)k * (size_t)dim); /* checked first */
         ik_chain_follow(c);
-        way_in(c, IK_SOLVER_FABRIK, s);
+        way_in(c, c->settings.solver, s);
         if (!s->run) {
             way_out(c, s, r);
             reached += r->reached;
