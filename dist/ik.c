@@ -332,7 +332,9 @@ static inline ik_quat ik_q_axis_angle(ik_vec3 axis, ik_real angle)
  *   two_bone.c fabrik.c ccd.c relax.c aim.c   the solvers, one file each
  *   batch.c      FABRIK on many chains at once, in lanes on the vector units
  *                (batch_lanes.h: its passes, written once per instruction set)
- *   solve.c      the dispatcher: goals, stretch, softness, mix, max_turn, solve_many
+ *   goal.c       a chain's goal and the finish around a solve: distance, angle, the pose
+ *                before, orientation, mix, max_turn (for solve.c and the rig)
+ *   solve.c      the dispatcher: the solvers' table, goals, stretch, softness, solve_many
  *   rig.c        several chains solved together: the tree and the solve's order, with
  *                rig_fabrik.c and rig_relax.c (each rig solver's passes) and rig_joint.c
  *                (the stages on rotations); rig_tree.h is what the four share
@@ -847,7 +849,7 @@ int ik_fab_kick(ik_fab *f);
 void ik_fabrik_batch(ik_chain *const *chains, const ik_vec3 *targets, int count, int *iterations,
                      ik_real *distances);
 
-/* ---- solve.c: the parts of a solve the rig shares ---- */
+/* ---- goal.c: a chain's goal, and the finish around a solve (single, many, rigs) ---- */
 
 /* The world direction the orientation goal gives the tip bone. */
 ik_vec3 ik_goal_direction(const ik_chain *c);
@@ -859,6 +861,8 @@ void ik_orient_tip(ik_chain *c);
 /* Remembers the local pose (for mix and max_turn), and holds each bone's turn from it. */
 void ik_save_pose(ik_chain *c);
 void ik_hold_turns(ik_chain *c, ik_real max_turn);
+/* The local pose moved the fraction mix of the way from the remembered pose to the new one. */
+void ik_mix_pose(ik_chain *c, ik_real mix);
 
 #endif /* IK_CHAIN_H */
 
@@ -4949,35 +4953,15 @@ int ik_aim(ik_chain *c, ik_vec3 target, ik_real *error)
     return iter;
 }
 
-/* ---- src/solve.c ---- */
+/* ---- src/goal.c ---- */
 /*
- * solve.c - what every solve does around its solver.
- *
- * The order of a solve: check everything (a rejected call changes nothing) and keep the
- * target as the chain's goal; if the goal is already met, stop there. Otherwise remember
- * the pose when mix, max_turn or 3D twist need it; with an orientation goal the solver
- * reaches for the point behind the tip bone with the other bones; stretch (a target out of
- * reach scales the bones and straightens the chain, and no solver runs) or else soften the
- * target; run the solver; pose the tip bone to its orientation goal; bring every bone
- * within its limits; blend with the remembered pose (mix) and hold each bone's turn to
- * max_turn; report the distance to the real goal.
+ * goal.c - a chain's goal and the finish around every solve, shared by single solves and
+ * ik_solve_many (solve.c) and rigs (rig.c): how far the tip is from its goal, in distance
+ * and angle; the pose before a solve kept, and the tip bone turned to its orientation goal,
+ * the pose blended with the one before (mix) and each bone's turn held to max_turn after it.
  */
 
 #include <string.h>
-
-/* ---- the way in ---- */
-
-ik_real ik_soft_distance(ik_real d, ik_real reach, ik_real softness)
-{
-    /* The ease begins at reach - softness (or at the base, for a softness beyond reach). */
-    ik_real start = reach - softness, span = softness;
-    if (!(softness > 0)) return d; /* off */
-    if (start < 0) start = 0, span = reach;
-    if (!(span > 0)) return d < reach ? d : reach; /* no reach to ease into: never beyond it */
-    if (!(d > start)) return d;
-    /* Written from the reach down, so rounding can never put the result beyond it. */
-    return reach - span * exp(-(d - start) / span);
-}
 
 /* The world direction an orientation goal gives the tip bone. */
 ik_vec3 ik_goal_direction(const ik_chain *c)
@@ -5012,6 +4996,135 @@ void ik_chain_goal_error(ik_chain *c, ik_real *distance, ik_real *angle_error, i
     ik_chain_update(c);
     *distance = ik_tip_distance(c);
     if (c->has_orientation) *angle_error = ik_orientation_error(c);
+}
+
+void ik_save_pose(ik_chain *c)
+{
+    if (c->dim == 2) {
+        memcpy(c->prev_turn, c->turn, (size_t)c->n * sizeof *c->turn);
+        memcpy(c->prev_angle, c->angle, (size_t)c->n * sizeof *c->angle);
+    } else {
+        memcpy(c->prev_rot, c->rot, (size_t)c->n * sizeof *c->rot);
+    }
+}
+
+/* The tip bone takes its orientation goal (within its limit). */
+void ik_orient_tip(ik_chain *c)
+{
+    int last = c->n - 1;
+    /* Through the pose, not the joints: a tip bone too short for the joints to show its
+       direction (length 0, or 5e-324) takes the goal too. */
+    ik_chain_settle(c);
+    ik_chain_fk(c);
+    if (c->dim == 2) ik_pose_bone_turn(c, last, c->target_turn);
+    else ik_pose_bone_rot(c, last, c->target_rot);
+}
+
+/* The local pose moved the fraction mix of the way from the remembered pose to the new one. */
+void ik_mix_pose(ik_chain *c, ik_real mix)
+{
+    int i;
+    for (i = 0; i < c->n; i++) {
+        if (mix == 0) { /* exactly the pose before, angles and all */
+            if (c->dim == 2) {
+                c->turn[i] = c->prev_turn[i];
+                c->angle[i] = c->prev_angle[i];
+            } else {
+                c->rot[i] = c->prev_rot[i];
+            }
+        } else if (c->dim == 2) {
+            ik_real from = c->prev_angle[i], to = ik_turn_angle(c, i);
+            if (from != from) from = atan2(c->prev_turn[i].y, c->prev_turn[i].x);
+            /* A limited bone moves inside its range; others take the shorter way round. */
+            ik_chain_set_turn_angle(c, i, c->limit[i].flags ? from + mix * (to - from)
+                                                            : from + mix * ik_wrap_angle(to - from));
+        } else {
+            c->rot[i] = ik_q_slerp(c->prev_rot[i], c->rot[i], mix);
+        }
+    }
+    c->stale_from = 0;
+}
+
+/* The angle of the turn from a to b. */
+static ik_real turn_between(ik_quat a, ik_quat b)
+{
+    ik_quat q = ik_q_mul(b, ik_q_conj(a));
+    return 2 * atan2(sqrt(q.x * q.x + q.y * q.y + q.z * q.z), fabs(q.w));
+}
+
+/*
+ * No bone's local rotation more than max_turn from the remembered pose. A limited 3D bone's
+ * limits win afterwards, and clamping a rotation into a cone or twist range can turn it
+ * further from a pose within them (the limits are not convex along a slerp): such a bone
+ * takes less of its turn, halved until its clamped rotation is within max_turn.
+ */
+void ik_hold_turns(ik_chain *c, ik_real max_turn)
+{
+    int i;
+    for (i = 0; i < c->n; i++) {
+        if (c->dim == 2) {
+            ik_real from = c->prev_angle[i], to = ik_turn_angle(c, i), delta;
+            if (from != from) from = atan2(c->prev_turn[i].y, c->prev_turn[i].x);
+            /* As in mix: inside a limited bone's range, else the shorter way round. */
+            delta = c->limit[i].flags ? to - from : ik_wrap_angle(to - from);
+            if (fabs(delta) <= max_turn) continue;
+            ik_chain_set_turn_angle(c, i, from + (delta > 0 ? max_turn : -max_turn));
+        } else {
+            const ik_limit *limit = &c->limit[i];
+            ik_quat from = c->prev_rot[i], to = c->rot[i], held = to, clamped, from_clamped;
+            ik_real angle = turn_between(from, to), t = 1;
+            int k;
+            /* A bone that did not turn keeps its bits: a rotation unit only to rounding seems
+               turned from itself by about 1e-16, and the slerp would renormalise it. */
+            if (memcmp(&from, &to, sizeof from) == 0) angle = 0;
+            if (angle > max_turn) t = max_turn / angle, held = ik_q_slerp(from, to, t);
+            clamped = ik_limit_rotation(limit, held);
+            from_clamped = ik_limit_rotation(limit, from);
+            /* (from a pose beyond the limits, they win: the turn is theirs) */
+            if (limit->flags && turn_between(from, clamped) > max_turn &&
+                memcmp(&from, &from_clamped, sizeof from) == 0) {
+                for (k = 0; k < 40 && turn_between(from, clamped) > max_turn; k++) {
+                    t /= 2;
+                    held = ik_q_slerp(from, to, t);
+                    clamped = ik_limit_rotation(limit, held);
+                }
+                if (turn_between(from, clamped) > max_turn) held = from;
+            }
+            if (memcmp(&held, &to, sizeof held) == 0) continue;
+            c->rot[i] = held;
+        }
+        ik_chain_mark_stale(c, i);
+    }
+}
+
+/* ---- src/solve.c ---- */
+/*
+ * solve.c - what every solve does around its solver.
+ *
+ * The order of a solve: check everything (a rejected call changes nothing) and keep the
+ * target as the chain's goal; if the goal is already met, stop there. Otherwise remember
+ * the pose when mix, max_turn or 3D twist need it; with an orientation goal the solver
+ * reaches for the point behind the tip bone with the other bones; stretch (a target out of
+ * reach scales the bones and straightens the chain, and no solver runs) or else soften the
+ * target; run the solver; pose the tip bone to its orientation goal; bring every bone
+ * within its limits; blend with the remembered pose (mix) and hold each bone's turn to
+ * max_turn; report the distance to the real goal. The goal's measures and the finish are
+ * goal.c's, which the rig shares; each solver is a row of the table below.
+ */
+
+
+/* ---- the way in ---- */
+
+ik_real ik_soft_distance(ik_real d, ik_real reach, ik_real softness)
+{
+    /* The ease begins at reach - softness (or at the base, for a softness beyond reach). */
+    ik_real start = reach - softness, span = softness;
+    if (!(softness > 0)) return d; /* off */
+    if (start < 0) start = 0, span = reach;
+    if (!(span > 0)) return d < reach ? d : reach; /* no reach to ease into: never beyond it */
+    if (!(d > start)) return d;
+    /* Written from the reach down, so rounding can never put the result beyond it. */
+    return reach - span * exp(-(d - start) / span);
 }
 
 /* ---- the solvers ---- */
@@ -5093,15 +5206,6 @@ typedef struct solve {
     int aim_is_goal;  /* aim is the goal itself: no orientation goal, nothing softened */
 } solve;
 
-void ik_save_pose(ik_chain *c)
-{
-    if (c->dim == 2) {
-        memcpy(c->prev_turn, c->turn, (size_t)c->n * sizeof *c->turn);
-        memcpy(c->prev_angle, c->angle, (size_t)c->n * sizeof *c->angle);
-    } else {
-        memcpy(c->prev_rot, c->rot, (size_t)c->n * sizeof *c->rot);
-    }
-}
 
 /*
  * The stretch factor that makes bones 0..m-1, straight, reach the point behind the tip
@@ -5245,95 +5349,6 @@ static void restore_twist(ik_chain *c, int m)
     c->stale_from = 0;
 }
 
-/* The tip bone takes its orientation goal (within its limit). */
-void ik_orient_tip(ik_chain *c)
-{
-    int last = c->n - 1;
-    /* Through the pose, not the joints: a tip bone too short for the joints to show its
-       direction (length 0, or 5e-324) takes the goal too. */
-    ik_chain_settle(c);
-    ik_chain_fk(c);
-    if (c->dim == 2) ik_pose_bone_turn(c, last, c->target_turn);
-    else ik_pose_bone_rot(c, last, c->target_rot);
-}
-
-/* The local pose moved the fraction mix of the way from the remembered pose to the new one. */
-static void mix_pose(ik_chain *c, ik_real mix)
-{
-    int i;
-    for (i = 0; i < c->n; i++) {
-        if (mix == 0) { /* exactly the pose before, angles and all */
-            if (c->dim == 2) {
-                c->turn[i] = c->prev_turn[i];
-                c->angle[i] = c->prev_angle[i];
-            } else {
-                c->rot[i] = c->prev_rot[i];
-            }
-        } else if (c->dim == 2) {
-            ik_real from = c->prev_angle[i], to = ik_turn_angle(c, i);
-            if (from != from) from = atan2(c->prev_turn[i].y, c->prev_turn[i].x);
-            /* A limited bone moves inside its range; others take the shorter way round. */
-            ik_chain_set_turn_angle(c, i, c->limit[i].flags ? from + mix * (to - from)
-                                                            : from + mix * ik_wrap_angle(to - from));
-        } else {
-            c->rot[i] = ik_q_slerp(c->prev_rot[i], c->rot[i], mix);
-        }
-    }
-    c->stale_from = 0;
-}
-
-/* The angle of the turn from a to b. */
-static ik_real turn_between(ik_quat a, ik_quat b)
-{
-    ik_quat q = ik_q_mul(b, ik_q_conj(a));
-    return 2 * atan2(sqrt(q.x * q.x + q.y * q.y + q.z * q.z), fabs(q.w));
-}
-
-/*
- * No bone's local rotation more than max_turn from the remembered pose. A limited 3D bone's
- * limits win afterwards, and clamping a rotation into a cone or twist range can turn it
- * further from a pose within them (the limits are not convex along a slerp): such a bone
- * takes less of its turn, halved until its clamped rotation is within max_turn.
- */
-void ik_hold_turns(ik_chain *c, ik_real max_turn)
-{
-    int i;
-    for (i = 0; i < c->n; i++) {
-        if (c->dim == 2) {
-            ik_real from = c->prev_angle[i], to = ik_turn_angle(c, i), delta;
-            if (from != from) from = atan2(c->prev_turn[i].y, c->prev_turn[i].x);
-            /* As in mix: inside a limited bone's range, else the shorter way round. */
-            delta = c->limit[i].flags ? to - from : ik_wrap_angle(to - from);
-            if (fabs(delta) <= max_turn) continue;
-            ik_chain_set_turn_angle(c, i, from + (delta > 0 ? max_turn : -max_turn));
-        } else {
-            const ik_limit *limit = &c->limit[i];
-            ik_quat from = c->prev_rot[i], to = c->rot[i], held = to, clamped, from_clamped;
-            ik_real angle = turn_between(from, to), t = 1;
-            int k;
-            /* A bone that did not turn keeps its bits: a rotation unit only to rounding seems
-               turned from itself by about 1e-16, and the slerp would renormalise it. */
-            if (memcmp(&from, &to, sizeof from) == 0) angle = 0;
-            if (angle > max_turn) t = max_turn / angle, held = ik_q_slerp(from, to, t);
-            clamped = ik_limit_rotation(limit, held);
-            from_clamped = ik_limit_rotation(limit, from);
-            /* (from a pose beyond the limits, they win: the turn is theirs) */
-            if (limit->flags && turn_between(from, clamped) > max_turn &&
-                memcmp(&from, &from_clamped, sizeof from) == 0) {
-                for (k = 0; k < 40 && turn_between(from, clamped) > max_turn; k++) {
-                    t /= 2;
-                    held = ik_q_slerp(from, to, t);
-                    clamped = ik_limit_rotation(limit, held);
-                }
-                if (turn_between(from, clamped) > max_turn) held = from;
-            }
-            if (memcmp(&held, &to, sizeof held) == 0) continue;
-            c->rot[i] = held;
-        }
-        ik_chain_mark_stale(c, i);
-    }
-}
-
 /*
  * Whether the tip's distance FABRIK ended on is the result's: the aim was the goal, and the
  * way out moved no joint (no limits, mix, max_turn, nor a 3D escape's twist rebuilt).
@@ -5359,7 +5374,7 @@ static void way_out(ik_chain *c, solve *s, ik_result *out)
     }
     if (moved && (set->mix < 1 || set->max_turn < INFINITY)) {
         ik_chain_settle(c);
-        if (set->mix < 1) mix_pose(c, set->mix);
+        if (set->mix < 1) ik_mix_pose(c, set->mix);
         if (set->max_turn < INFINITY) ik_hold_turns(c, set->max_turn);
         /* The pose before may have been beyond the limits: they win over both. */
         ik_chain_clamp_limits(c);

@@ -49,6 +49,7 @@ build = {
                 "src/ccd.c",
                 "src/relax.c",
                 "src/aim.c",
+                "src/goal.c",
                 "src/solve.c",
                 "src/rig.c",
                 "src/rig_fabrik.c",

@@ -13,7 +13,9 @@
  *   two_bone.c fabrik.c ccd.c relax.c aim.c   the solvers, one file each
  *   batch.c      FABRIK on many chains at once, in lanes on the vector units
  *                (batch_lanes.h: its passes, written once per instruction set)
- *   solve.c      the dispatcher: goals, stretch, softness, mix, max_turn, solve_many
+ *   goal.c       a chain's goal and the finish around a solve: distance, angle, the pose
+ *                before, orientation, mix, max_turn (for solve.c and the rig)
+ *   solve.c      the dispatcher: the solvers' table, goals, stretch, softness, solve_many
  *   rig.c        several chains solved together: the tree and the solve's order, with
  *                rig_fabrik.c and rig_relax.c (each rig solver's passes) and rig_joint.c
  *                (the stages on rotations); rig_tree.h is what the four share
@@ -530,7 +532,7 @@ int ik_fab_kick(ik_fab *f);
 void ik_fabrik_batch(ik_chain *const *chains, const ik_vec3 *targets, int count, int *iterations,
                      ik_real *distances);
 
-/* ---- solve.c: the parts of a solve the rig shares ---- */
+/* ---- goal.c: a chain's goal, and the finish around a solve (single, many, rigs) ---- */
 
 /* The world direction the orientation goal gives the tip bone. */
 ik_vec3 ik_goal_direction(const ik_chain *c);
@@ -542,5 +544,7 @@ void ik_orient_tip(ik_chain *c);
 /* Remembers the local pose (for mix and max_turn), and holds each bone's turn from it. */
 void ik_save_pose(ik_chain *c);
 void ik_hold_turns(ik_chain *c, ik_real max_turn);
+/* The local pose moved the fraction mix of the way from the remembered pose to the new one. */
+void ik_mix_pose(ik_chain *c, ik_real mix);
 
 #endif /* IK_CHAIN_H */
