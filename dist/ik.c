@@ -836,6 +836,10 @@ int ik_fab_start(ik_fab *f, ik_chain *c, ik_vec3 target, int m, ik_real distance
  */
 int ik_fab_next(ik_fab *f, ik_real distance);
 int ik_fab_kick(ik_fab *f);
+/* The rest of a solve in progress, one chain alone: what a single solve does after
+   ik_fab_start, and what the batch does with a chain whose kick took joint-space steps
+   (so the steps after them are the single solve's, to the bit, in every build). */
+void ik_fab_finish(ik_fab *f);
 
 /* ---- batch.c ---- */
 
@@ -3553,34 +3557,40 @@ int ik_fab_kick(ik_fab *f)
     return 1;
 }
 
-static int fabrik_run(ik_chain *c, ik_vec3 target, int m, ik_real *distance)
+void ik_fab_finish(ik_fab *f)
 {
-    ik_fab f;
-    int done, next;
-    done = ik_fab_start(&f, c, target, m, *distance);
-    *distance = f.distance;
-    if (done >= 0) return done;
+    ik_chain *c = f->c;
+    int m = f->m, next;
     do {
         if (c->limited) {
-            ik_fabrik_backward(c, 0, m, f.end);
+            ik_fabrik_backward(c, 0, m, f->end);
             ik_fabrik_put_base(c);
             ik_fabrik_forward(c, 0, m);
         } else if (c->dim == 2) { /* the passes themselves: a short chain feels every call */
             c->pose_behind = 1;
-            ik_v2_store(ik_joint(c, m), ik_v2(f.end[0], f.end[1]));
+            ik_v2_store(ik_joint(c, m), ik_v2(f->end[0], f->end[1]));
             backward2(c->joint, c->length, c->dir, 0, m);
             ik_v2_store(c->joint, ik_v2(c->base.x, c->base.y));
             forward2(c->joint, c->length, c->dir, 0, m);
         } else {
             c->pose_behind = 1;
-            ik_v3_store(ik_joint(c, m), ik_v3_load(f.end));
+            ik_v3_store(ik_joint(c, m), ik_v3_load(f->end));
             backward3(c->joint, c->length, c->dir, 0, m);
             ik_v3_store(c->joint, c->base);
             forward3(c->joint, c->length, c->dir, 0, m);
         }
-        next = ik_fab_next(&f, ik_joint_distance(c, m, f.target));
-        if (next == IK_FAB_KICK) next = ik_fab_kick(&f);
+        next = ik_fab_next(f, ik_joint_distance(c, m, f->target));
+        if (next == IK_FAB_KICK) next = ik_fab_kick(f);
     } while (next);
+}
+
+static int fabrik_run(ik_chain *c, ik_vec3 target, int m, ik_real *distance)
+{
+    ik_fab f;
+    int done = ik_fab_start(&f, c, target, m, *distance);
+    *distance = f.distance;
+    if (done >= 0) return done;
+    ik_fab_finish(&f);
     *distance = f.distance;
     return f.iter;
 }
@@ -3723,7 +3733,12 @@ static void interleave(ik_fab **live, int n)
         for (k = 0; k < n; k++) {
             ik_fab *f = live[k];
             int next = ik_fab_next(f, ik_joint_distance(f->c, f->m, f->target));
-            if (next == IK_FAB_KICK) next = ik_fab_kick(f);
+            if (next == IK_FAB_KICK && f->crawl) { /* joint-space steps: alone from here */
+                if (ik_fab_kick(f)) ik_fab_finish(f);
+                next = 0;
+            } else if (next == IK_FAB_KICK) {
+                next = ik_fab_kick(f);
+            }
             if (next) live[kept++] = f;
         }
         n = kept;
@@ -3821,14 +3836,19 @@ static void run_group(ik_fab *const *queue, int count, int cap, passes_fn passes
         passes(&g);
         for (k = 0; k < g.live; k++) {
             ik_fab *f = g.fab[k];
-            int step = ik_fab_next(f, g.dist[k]);
+            int step = ik_fab_next(f, g.dist[k]), alone = 0;
             if (step == IK_FAB_KICK) { /* the kick works on the chain itself */
                 put(&g, k);
-                step = ik_fab_kick(f);
-                take(&g, k, f);
+                if (f->crawl) { /* joint-space steps: alone from here (ik_fab_finish) */
+                    if (ik_fab_kick(f)) ik_fab_finish(f);
+                    step = IK_FAB_DONE, alone = 1;
+                } else {
+                    step = ik_fab_kick(f);
+                    take(&g, k, f);
+                }
             }
             if (step != IK_FAB_DONE) continue;
-            put(&g, k);
+            if (!alone) put(&g, k);
             if (next < count) {
                 take(&g, k, queue[next++]);
             } else {

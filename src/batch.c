@@ -124,7 +124,12 @@ static void interleave(ik_fab **live, int n)
         for (k = 0; k < n; k++) {
             ik_fab *f = live[k];
             int next = ik_fab_next(f, ik_joint_distance(f->c, f->m, f->target));
-            if (next == IK_FAB_KICK) next = ik_fab_kick(f);
+            if (next == IK_FAB_KICK && f->crawl) { /* joint-space steps: alone from here */
+                if (ik_fab_kick(f)) ik_fab_finish(f);
+                next = 0;
+            } else if (next == IK_FAB_KICK) {
+                next = ik_fab_kick(f);
+            }
             if (next) live[kept++] = f;
         }
         n = kept;
@@ -222,14 +227,19 @@ static void run_group(ik_fab *const *queue, int count, int cap, passes_fn passes
         passes(&g);
         for (k = 0; k < g.live; k++) {
             ik_fab *f = g.fab[k];
-            int step = ik_fab_next(f, g.dist[k]);
+            int step = ik_fab_next(f, g.dist[k]), alone = 0;
             if (step == IK_FAB_KICK) { /* the kick works on the chain itself */
                 put(&g, k);
-                step = ik_fab_kick(f);
-                take(&g, k, f);
+                if (f->crawl) { /* joint-space steps: alone from here (ik_fab_finish) */
+                    if (ik_fab_kick(f)) ik_fab_finish(f);
+                    step = IK_FAB_DONE, alone = 1;
+                } else {
+                    step = ik_fab_kick(f);
+                    take(&g, k, f);
+                }
             }
             if (step != IK_FAB_DONE) continue;
-            put(&g, k);
+            if (!alone) put(&g, k);
             if (next < count) {
                 take(&g, k, queue[next++]);
             } else {

@@ -519,6 +519,10 @@ int ik_fab_start(ik_fab *f, ik_chain *c, ik_vec3 target, int m, ik_real distance
  */
 int ik_fab_next(ik_fab *f, ik_real distance);
 int ik_fab_kick(ik_fab *f);
+/* The rest of a solve in progress, one chain alone: what a single solve does after
+   ik_fab_start, and what the batch does with a chain whose kick took joint-space steps
+   (so the steps after them are the single solve's, to the bit, in every build). */
+void ik_fab_finish(ik_fab *f);
 
 /* ---- batch.c ---- */
 

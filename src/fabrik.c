@@ -244,34 +244,40 @@ int ik_fab_kick(ik_fab *f)
     return 1;
 }
 
-static int fabrik_run(ik_chain *c, ik_vec3 target, int m, ik_real *distance)
+void ik_fab_finish(ik_fab *f)
 {
-    ik_fab f;
-    int done, next;
-    done = ik_fab_start(&f, c, target, m, *distance);
-    *distance = f.distance;
-    if (done >= 0) return done;
+    ik_chain *c = f->c;
+    int m = f->m, next;
     do {
         if (c->limited) {
-            ik_fabrik_backward(c, 0, m, f.end);
+            ik_fabrik_backward(c, 0, m, f->end);
             ik_fabrik_put_base(c);
             ik_fabrik_forward(c, 0, m);
         } else if (c->dim == 2) { /* the passes themselves: a short chain feels every call */
             c->pose_behind = 1;
-            ik_v2_store(ik_joint(c, m), ik_v2(f.end[0], f.end[1]));
+            ik_v2_store(ik_joint(c, m), ik_v2(f->end[0], f->end[1]));
             backward2(c->joint, c->length, c->dir, 0, m);
             ik_v2_store(c->joint, ik_v2(c->base.x, c->base.y));
             forward2(c->joint, c->length, c->dir, 0, m);
         } else {
             c->pose_behind = 1;
-            ik_v3_store(ik_joint(c, m), ik_v3_load(f.end));
+            ik_v3_store(ik_joint(c, m), ik_v3_load(f->end));
             backward3(c->joint, c->length, c->dir, 0, m);
             ik_v3_store(c->joint, c->base);
             forward3(c->joint, c->length, c->dir, 0, m);
         }
-        next = ik_fab_next(&f, ik_joint_distance(c, m, f.target));
-        if (next == IK_FAB_KICK) next = ik_fab_kick(&f);
+        next = ik_fab_next(f, ik_joint_distance(c, m, f->target));
+        if (next == IK_FAB_KICK) next = ik_fab_kick(f);
     } while (next);
+}
+
+static int fabrik_run(ik_chain *c, ik_vec3 target, int m, ik_real *distance)
+{
+    ik_fab f;
+    int done = ik_fab_start(&f, c, target, m, *distance);
+    *distance = f.distance;
+    if (done >= 0) return done;
+    ik_fab_finish(&f);
     *distance = f.distance;
     return f.iter;
 }
