@@ -631,6 +631,9 @@ int ik_joint_finish(ik_chain *chain, ik_vec3 target, int m, int iterations, int 
  * turns bone j (its local pose; the caller marks the chain stale) within its limits. Bones
  * 0..j-1 must be current.
  */
+/* Whether bone j has bounds on one angle (a 2D range, a 3D hinge), and that angle now. */
+int ik_joint_has_bounds(const ik_chain *chain, int j);
+ik_real ik_joint_bound_angle(const ik_chain *chain, int j);
 int ik_joint_axes(const ik_chain *chain, int j, int mode, ik_vec3 axes[3]);
 int ik_joint_blocked(const ik_chain *chain, int j, ik_vec3 turn);
 void ik_joint_turn(ik_chain *chain, int j, ik_vec3 turn);
@@ -2268,13 +2271,13 @@ static int pushed_out(ik_real angle, ik_real s, const ik_limit *limit)
 }
 
 /* Bone j's current angle about its 2D range or its hinge's axis. */
-static ik_real bound_angle(const ik_chain *c, int j)
+ik_real ik_joint_bound_angle(const ik_chain *c, int j)
 {
     if (c->dim == 2) return ik_turn_angle(c, j);
     return ik_twist_angle(c->rot[j], c->limit[j].axis);
 }
 
-static int has_bounds(const ik_chain *c, int j)
+int ik_joint_has_bounds(const ik_chain *c, int j)
 {
     return c->dim == 2 ? (c->limit[j].flags & IK_LIMIT_RANGE) != 0 : (c->limit[j].flags & IK_LIMIT_HINGE) != 0;
 }
@@ -2349,7 +2352,7 @@ int ik_joint_blocked(const ik_chain *c, int j, ik_vec3 turn)
     ik_vec3 d, p;
     int mode = 0;
     if (!limit->flags) return 0;
-    if (has_bounds(c, j)) return pushed_out(bound_angle(c, j), turn.x, limit) ? -1 : 0;
+    if (ik_joint_has_bounds(c, j)) return pushed_out(ik_joint_bound_angle(c, j), turn.x, limit) ? -1 : 0;
     if (c->dim == 2) return 0;
     d = ik_dir3(c, j);
     p = ik_q_x_axis(j == 0 ? c->base_rot : c->wrot[j - 1]);
@@ -2594,8 +2597,8 @@ static int unbend(ik_chain *c, int m, int first)
     int j, moved = 0;
     for (j = first; j < m; j++) {
         ik_real angle, mid, turn;
-        if (!has_bounds(c, j)) continue;
-        angle = bound_angle(c, j);
+        if (!ik_joint_has_bounds(c, j)) continue;
+        angle = ik_joint_bound_angle(c, j);
         mid = (c->limit[j].min + c->limit[j].max) / 2;
         turn = ik_clamp(mid - angle, -FINISH_UNBEND, FINISH_UNBEND);
         if (fabs(turn) < 1e-3) continue;
@@ -6930,9 +6933,8 @@ static ik_real off_bounds(const ik_chain *c, int i)
 {
     const ik_limit *l = &c->limit[i];
     ik_real angle;
-    if (!(c->dim == 2 ? (l->flags & IK_LIMIT_RANGE) : (l->flags & IK_LIMIT_HINGE))) return 0;
-    if (l->max - l->min < 4 * REST_MARGIN) return 0;
-    angle = c->dim == 2 ? ik_turn_angle(c, i) : ik_twist_angle(c->rot[i], l->axis);
+    if (!ik_joint_has_bounds(c, i) || l->max - l->min < 4 * REST_MARGIN) return 0;
+    angle = ik_joint_bound_angle(c, i);
     if (angle - l->min < REST_MARGIN) return REST_PUSH * (REST_MARGIN - (angle - l->min)) / REST_MARGIN;
     if (l->max - angle < REST_MARGIN) return -REST_PUSH * (REST_MARGIN - (l->max - angle)) / REST_MARGIN;
     return 0;
@@ -6991,10 +6993,9 @@ static int held_back(const ik_chain *c, int i, ik_real turn)
 {
     const ik_limit *l = &c->limit[i];
     ik_real angle, to;
-    if (c->dim == 3 && !(l->flags & IK_LIMIT_HINGE)) return 0;
-    if (c->dim == 2 && !(l->flags & IK_LIMIT_RANGE)) return 0;
+    if (!ik_joint_has_bounds(c, i)) return 0;
     turn = ik_clamp(turn, -DLS_MAX_TURN, DLS_MAX_TURN);
-    angle = c->dim == 2 ? ik_turn_angle(c, i) : ik_twist_angle(c->rot[i], l->axis);
+    angle = ik_joint_bound_angle(c, i);
     to = ik_limit_angle(l, ik_wrap_angle(angle + turn));
     return fabs(ik_wrap_angle(to - angle)) < 0.5 * fabs(turn);
 }
@@ -7073,8 +7074,8 @@ static void dls_kick(ik_rig *rig, ik_real most)
             for (i = 0; i < bends(on); i++) {
                 const ik_limit *l = &c->limit[i];
                 ik_quat to;
-                if (c->dim == 2 ? (l->flags & IK_LIMIT_RANGE) : (l->flags & IK_LIMIT_HINGE)) {
-                    ik_real now = c->dim == 2 ? ik_turn_angle(c, i) : ik_twist_angle(c->rot[i], l->axis);
+                if (ik_joint_has_bounds(c, i)) {
+                    ik_real now = ik_joint_bound_angle(c, i);
                     ik_real turn = ik_clamp((l->min + l->max) / 2 - now, -most, most);
                     if (c->dim == 2) ik_chain_set_turn_angle(c, i, now + turn);
                     else c->rot[i] = ik_limit_rotation(l, ik_q_axis_angle(l->axis, now + turn));

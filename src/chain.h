@@ -314,6 +314,9 @@ int ik_joint_finish(ik_chain *chain, ik_vec3 target, int m, int iterations, int 
  * turns bone j (its local pose; the caller marks the chain stale) within its limits. Bones
  * 0..j-1 must be current.
  */
+/* Whether bone j has bounds on one angle (a 2D range, a 3D hinge), and that angle now. */
+int ik_joint_has_bounds(const ik_chain *chain, int j);
+ik_real ik_joint_bound_angle(const ik_chain *chain, int j);
 int ik_joint_axes(const ik_chain *chain, int j, int mode, ik_vec3 axes[3]);
 int ik_joint_blocked(const ik_chain *chain, int j, ik_vec3 turn);
 void ik_joint_turn(ik_chain *chain, int j, ik_vec3 turn);

@@ -57,13 +57,13 @@ static int pushed_out(ik_real angle, ik_real s, const ik_limit *limit)
 }
 
 /* Bone j's current angle about its 2D range or its hinge's axis. */
-static ik_real bound_angle(const ik_chain *c, int j)
+ik_real ik_joint_bound_angle(const ik_chain *c, int j)
 {
     if (c->dim == 2) return ik_turn_angle(c, j);
     return ik_twist_angle(c->rot[j], c->limit[j].axis);
 }
 
-static int has_bounds(const ik_chain *c, int j)
+int ik_joint_has_bounds(const ik_chain *c, int j)
 {
     return c->dim == 2 ? (c->limit[j].flags & IK_LIMIT_RANGE) != 0 : (c->limit[j].flags & IK_LIMIT_HINGE) != 0;
 }
@@ -138,7 +138,7 @@ int ik_joint_blocked(const ik_chain *c, int j, ik_vec3 turn)
     ik_vec3 d, p;
     int mode = 0;
     if (!limit->flags) return 0;
-    if (has_bounds(c, j)) return pushed_out(bound_angle(c, j), turn.x, limit) ? -1 : 0;
+    if (ik_joint_has_bounds(c, j)) return pushed_out(ik_joint_bound_angle(c, j), turn.x, limit) ? -1 : 0;
     if (c->dim == 2) return 0;
     d = ik_dir3(c, j);
     p = ik_q_x_axis(j == 0 ? c->base_rot : c->wrot[j - 1]);
@@ -383,8 +383,8 @@ static int unbend(ik_chain *c, int m, int first)
     int j, moved = 0;
     for (j = first; j < m; j++) {
         ik_real angle, mid, turn;
-        if (!has_bounds(c, j)) continue;
-        angle = bound_angle(c, j);
+        if (!ik_joint_has_bounds(c, j)) continue;
+        angle = ik_joint_bound_angle(c, j);
         mid = (c->limit[j].min + c->limit[j].max) / 2;
         turn = ik_clamp(mid - angle, -FINISH_UNBEND, FINISH_UNBEND);
         if (fabs(turn) < 1e-3) continue;

@@ -288,9 +288,8 @@ static ik_real off_bounds(const ik_chain *c, int i)
 {
     const ik_limit *l = &c->limit[i];
     ik_real angle;
-    if (!(c->dim == 2 ? (l->flags & IK_LIMIT_RANGE) : (l->flags & IK_LIMIT_HINGE))) return 0;
-    if (l->max - l->min < 4 * REST_MARGIN) return 0;
-    angle = c->dim == 2 ? ik_turn_angle(c, i) : ik_twist_angle(c->rot[i], l->axis);
+    if (!ik_joint_has_bounds(c, i) || l->max - l->min < 4 * REST_MARGIN) return 0;
+    angle = ik_joint_bound_angle(c, i);
     if (angle - l->min < REST_MARGIN) return REST_PUSH * (REST_MARGIN - (angle - l->min)) / REST_MARGIN;
     if (l->max - angle < REST_MARGIN) return -REST_PUSH * (REST_MARGIN - (l->max - angle)) / REST_MARGIN;
     return 0;
@@ -349,10 +348,9 @@ static int held_back(const ik_chain *c, int i, ik_real turn)
 {
     const ik_limit *l = &c->limit[i];
     ik_real angle, to;
-    if (c->dim == 3 && !(l->flags & IK_LIMIT_HINGE)) return 0;
-    if (c->dim == 2 && !(l->flags & IK_LIMIT_RANGE)) return 0;
+    if (!ik_joint_has_bounds(c, i)) return 0;
     turn = ik_clamp(turn, -DLS_MAX_TURN, DLS_MAX_TURN);
-    angle = c->dim == 2 ? ik_turn_angle(c, i) : ik_twist_angle(c->rot[i], l->axis);
+    angle = ik_joint_bound_angle(c, i);
     to = ik_limit_angle(l, ik_wrap_angle(angle + turn));
     return fabs(ik_wrap_angle(to - angle)) < 0.5 * fabs(turn);
 }
@@ -431,8 +429,8 @@ static void dls_kick(ik_rig *rig, ik_real most)
             for (i = 0; i < bends(on); i++) {
                 const ik_limit *l = &c->limit[i];
                 ik_quat to;
-                if (c->dim == 2 ? (l->flags & IK_LIMIT_RANGE) : (l->flags & IK_LIMIT_HINGE)) {
-                    ik_real now = c->dim == 2 ? ik_turn_angle(c, i) : ik_twist_angle(c->rot[i], l->axis);
+                if (ik_joint_has_bounds(c, i)) {
+                    ik_real now = ik_joint_bound_angle(c, i);
                     ik_real turn = ik_clamp((l->min + l->max) / 2 - now, -most, most);
                     if (c->dim == 2) ik_chain_set_turn_angle(c, i, now + turn);
                     else c->rot[i] = ik_limit_rotation(l, ik_q_axis_angle(l->axis, now + turn));
