@@ -57,7 +57,7 @@ ALL_CFLAGS := $(CSTD) $(OPT) $(WARN) $(FP_FLAGS) -fPIC $(CFLAGS)
 LUA54_INC  ?= /usr/include/lua5.4
 LUAJIT_INC ?= /usr/include/luajit-2.1
 
-CORE_SRC := src/chain.c src/limits.c src/joint_space.c src/sweep.c src/escape.c src/two_bone.c src/fabrik.c src/batch.c src/ccd.c src/relax.c src/aim.c src/goal.c src/solve.c src/rig.c src/rig_fabrik.c src/rig_relax.c src/rig_joint.c
+CORE_SRC := src/chain.c src/limits.c src/joint_space.c src/sweep.c src/escape.c src/two_bone.c src/fabrik.c src/batch.c src/ccd.c src/relax.c src/aim.c src/goal.c src/solve.c src/rig.c src/rig_fabrik.c src/rig_relax.c src/rig_joint.c src/motion.c src/gait.c
 CORE_HDR := src/ik.h src/ik_math.h src/chain.h src/rig_tree.h src/batch_lanes.h
 BIND_SRC := src/ik_lua.c
 BIND_HDR := src/ik_lua_compat.h

@@ -338,6 +338,9 @@ static inline ik_quat ik_q_axis_angle(ik_vec3 axis, ik_real angle)
  *   rig.c        several chains solved together: the tree and the solve's order, with
  *                rig_fabrik.c and rig_relax.c (each rig solver's passes) and rig_joint.c
  *                (the stages on rotations); rig_tree.h is what the four share
+ *   motion.c     chains moved over time: follow-the-leader (drag), secondary motion
+ *                (simulate)
+ *   gait.c       a stepping controller: feet that plant and step, setting legs' goals
  *   ik_lua.c     the Lua binding (the only file that includes lua.h)
  *
  * A chain is one block: this header followed by its arrays. Two things can be the truth
@@ -417,6 +420,17 @@ struct ik_chain {
     ik_vec2 target_turn;   /* 2D: (cos, sin) of target_angle */
     ik_quat target_rot;    /* 3D */
 
+    /* Secondary motion (motion.c): the state simulate keeps between calls. */
+    int sim_live;          /* sim holds the joints of the last two sub-steps, and the local
+                              pose has not changed since (sim_pose): the joints keep their speed */
+    ik_real sim_scale;     /* the stretch factor then */
+    ik_vec3 sim_base;      /* the base then, which the next call's sub-steps move from */
+    ik_vec3 sim_base_before; /* the base a call earlier, and that call's time (0: none): the
+                                base's path through the three is a parabola */
+    ik_real sim_time;
+    ik_real sim_base_angle; /* 2D */
+    ik_quat sim_base_rot;   /* 3D */
+
     ik_real *length;    /* [n] */
     ik_real *weight;    /* [n + 1] relaxation weight per joint, aim weight per bone */
     ik_real *joint;     /* [(n + 1) * dim] world positions */
@@ -434,6 +448,14 @@ struct ik_chain {
     ik_quat *points_rot; /* 3D [n]: the world rotations a solver on points (FABRIK,
                             relaxation) derives its pose from, kept over joint-space steps
                             (joint_space.c) */
+    ik_real *sim;        /* [2 (n + 1) dim]: the joints after the last sub-step of simulate,
+                            then the ones a sub-step before: their speed */
+    ik_real *sim_scratch; /* [n (dim + 2)]: a sub-step's bone directions before it (dim
+                             each), and its tridiagonal sweep (2 each) */
+    ik_vec2 *rest_turn;  /* 2D [n]: the rest pose simulate's stiffness pulls towards */
+    ik_quat *rest_rot;   /* 3D [n] */
+    ik_vec2 *sim_turn;   /* 2D [n]: the local pose simulate left (a change gives no speed) */
+    ik_quat *sim_rot;    /* 3D [n] */
     ik_limit *limit;     /* [n] */
 };
 
@@ -1068,6 +1090,17 @@ const char *ik_status_string(ik_status status)
     case IK_ERR_NOT_A_TREE: return "the chains do not form one tree";
     case IK_ERR_RIG_CHANGED: return "the rig's chains were attached or detached since it was made";
     case IK_ERR_RIG_SOLVER: return "a rig's solver must be 'fabrik' or 'relax'";
+    case IK_ERR_GRAVITY: return "gravity must have finite components of magnitude at most 1e300";
+    case IK_ERR_STIFFNESS: return "stiffness must be a finite number >= 0";
+    case IK_ERR_DAMPING: return "damping must be a finite number >= 0";
+    case IK_ERR_TIME_STEP: return "dt must be a finite number > 0";
+    case IK_ERR_STRIDE: return "stride must be a finite number > 0";
+    case IK_ERR_STEP_TIME: return "step_time must be a finite number > 0";
+    case IK_ERR_LIFT: return "lift must be a finite number >= 0";
+    case IK_ERR_LEAD: return "lead must be a finite number >= 0";
+    case IK_ERR_GROUPS: return "groups must hold every leg exactly once, each group a leg or more";
+    case IK_ERR_MAX_GROUPS: return "max_groups must be an integer >= 1";
+    case IK_ERR_GROUND: return "ground must return a finite number (the height there)";
     }
     return "unknown status";
 }
@@ -1110,6 +1143,7 @@ ik_settings ik_default_settings(void)
     s.stretch = IK_DEFAULT_STRETCH;
     s.max_turn = INFINITY;
     s.effector_weight = IK_DEFAULT_EFFECTOR_WEIGHT;
+    s.damping = IK_DEFAULT_DAMPING;
     return s;
 }
 
@@ -1128,6 +1162,9 @@ ik_status ik_settings_validate(const ik_settings *s)
     /* NaN fails too (tested first: an ordered comparison with NaN raises FE_INVALID); infinity is "off" */
     if (isnan(s->max_turn) || !(s->max_turn > 0)) return IK_ERR_MAX_TURN;
     if (!finite_at_least_zero(s->effector_weight)) return IK_ERR_EFFECTOR_WEIGHT;
+    if (ik_check_coords(s->gravity, 3) != IK_OK) return IK_ERR_GRAVITY;
+    if (!finite_at_least_zero(s->stiffness)) return IK_ERR_STIFFNESS;
+    if (!finite_at_least_zero(s->damping)) return IK_ERR_DAMPING;
     if (s->use_pole) {
         ik_vec3 p = ik_v3(s->pole[0], s->pole[1], s->pole[2]);
         if (!isfinite(p.x) || !isfinite(p.y) || !isfinite(p.z)) return IK_ERR_POLE;
@@ -1143,12 +1180,12 @@ ik_status ik_settings_validate(const ik_settings *s)
 
 /*
  * Numbers a chain of n bones keeps past the header, as per_bone * n + extra. Both: length,
- * weight (n + 1), joint, dir and work (dim each; joint and work n + 1), and a limit. 2D adds
- * turn and prev_turn (2 each), angle and prev_angle; 3D adds rot, wrot, prev_rot and
- * points_rot (4 each).
+ * weight (n + 1), joint, dir and work (dim each; joint and work n + 1), sim (2 dim, n + 1),
+ * sim_scratch (dim + 2), and a limit. 2D adds turn, prev_turn, rest_turn and sim_turn (2 each), angle and
+ * prev_angle; 3D adds rot, wrot, prev_rot, points_rot, rest_rot and sim_rot (4 each).
  */
-static size_t reals_per_bone(int dim) { return dim == 2 ? 1 + 1 + 2 * 3 + 6 : 1 + 1 + 3 * 3 + 16; }
-static size_t reals_extra(int dim) { return 1 + 2 * (size_t)dim; }
+static size_t reals_per_bone(int dim) { return dim == 2 ? 1 + 1 + 2 * 5 + 4 + 8 + 2 : 1 + 1 + 3 * 5 + 5 + 24; }
+static size_t reals_extra(int dim) { return 1 + 4 * (size_t)dim; }
 
 static size_t chain_size(int dim, int n)
 {
@@ -1177,18 +1214,26 @@ static void layout(ik_chain *c)
     c->joint = p, p += dim * (n + 1);
     c->dir = p, p += dim * n;
     c->work = p, p += dim * (n + 1);
+    c->sim = p, p += 2 * dim * (n + 1);
+    c->sim_scratch = p, p += (dim + 2) * n;
     c->turn = NULL, c->angle = NULL, c->prev_turn = NULL, c->prev_angle = NULL;
+    c->rest_turn = NULL, c->sim_turn = NULL;
     c->rot = NULL, c->wrot = NULL, c->prev_rot = NULL, c->points_rot = NULL;
+    c->rest_rot = NULL, c->sim_rot = NULL;
     if (dim == 2) {
         c->turn = (ik_vec2 *)p, p += 2 * n;
         c->prev_turn = (ik_vec2 *)p, p += 2 * n;
+        c->rest_turn = (ik_vec2 *)p, p += 2 * n;
+        c->sim_turn = (ik_vec2 *)p, p += 2 * n;
         c->angle = p, p += n;
         c->prev_angle = p;
     } else {
         c->rot = (ik_quat *)p, p += 4 * n;
         c->wrot = (ik_quat *)p, p += 4 * n;
         c->prev_rot = (ik_quat *)p, p += 4 * n;
-        c->points_rot = (ik_quat *)p;
+        c->points_rot = (ik_quat *)p, p += 4 * n;
+        c->rest_rot = (ik_quat *)p, p += 4 * n;
+        c->sim_rot = (ik_quat *)p;
     }
 }
 
@@ -1231,8 +1276,8 @@ static ik_status chain_init(int dim, void *memory, size_t size, int n, const ik_
     layout(c);
     for (i = 0; i < n; i++) {
         c->length[i] = lengths[i] + 0.0; /* + 0.0 turns -0 into +0 */
-        if (dim == 2) ik_chain_set_turn_angle(c, i, 0);
-        else c->rot[i] = ik_q_identity();
+        if (dim == 2) ik_chain_set_turn_angle(c, i, 0), c->rest_turn[i] = ik_v2(1, 0);
+        else c->rot[i] = ik_q_identity(), c->rest_rot[i] = ik_q_identity();
     }
     for (i = 0; i <= n; i++) c->weight[i] = 1;
     ik_chain_lengths_changed(c);
@@ -1315,6 +1360,7 @@ void ik_chain_lengths_changed(ik_chain *c)
     }
     c->reach = total;
     c->longest = longest;
+    c->sim_live = 0; /* simulate's joints were at the old lengths */
     /* A stretched bone stays within the range of ik.h, so no joint can overflow. */
     if (longest * c->scale > IK_MAX_COORD) {
         c->scale = IK_MAX_COORD / longest; /* longest * scale > 1e300: no overflow here */
@@ -1829,6 +1875,10 @@ ik_status ik_chain_configure(ik_chain *c, const ik_settings *settings)
     c->settings.softness += 0.0;
     c->settings.mix += 0.0;
     c->settings.effector_weight += 0.0;
+    c->settings.stiffness += 0.0;
+    c->settings.damping += 0.0;
+    c->settings.gravity[0] += 0.0, c->settings.gravity[1] += 0.0;
+    c->settings.gravity[2] = c->dim == 3 ? settings->gravity[2] + 0.0 : 0;
     if (c->settings.use_pole) {
         /* Normalised once, so no solve multiplies a pole near 1e308 (ik_v3_normalize_or
            rescales first, so this itself cannot overflow). */
@@ -7178,4 +7228,714 @@ int rig_joint_space(ik_rig *rig, int iterations, ik_real reach, int bones, int m
     }
     rig_finish_all(rig);
     return steps;
+}
+
+/* ---- src/motion.c ---- */
+/*
+ * motion.c - chains moved over time: follow-the-leader (drag) and secondary motion
+ * (simulate). Both end in the local pose, posed bone by bone from the base (ik_pose_bone),
+ * so lengths are exact and every limit holds after each call, as after a solve.
+ */
+
+#include <string.h>
+
+/* ---- drag ---- */
+
+/* Point i of the scratch points (dim numbers each) as a 3D vector (z = 0 in 2D). */
+static ik_vec3 work_point(const ik_chain *c, int i)
+{
+    const ik_real *p = c->work + (size_t)i * (size_t)c->dim;
+    return ik_v3(p[0], p[1], c->dim == 3 ? p[2] : 0);
+}
+
+static void set_work_point(ik_chain *c, int i, ik_vec3 v)
+{
+    ik_real *p = c->work + (size_t)i * (size_t)c->dim;
+    p[0] = v.x, p[1] = v.y;
+    if (c->dim == 3) p[2] = v.z;
+}
+
+/* Joint 0 on the base. */
+static void store_joint0(ik_chain *c)
+{
+    ik_real *p = ik_joint(c, 0);
+    p[0] = c->base.x, p[1] = c->base.y;
+    if (c->dim == 3) p[2] = c->base.z;
+}
+
+/*
+ * Poses bones first..n-1 from the base out, each pointing from its joint as posed towards
+ * point i + 1 of the scratch points (within its limits; a zero-length bone, or no
+ * direction, keeps its world direction). The world data is current afterwards.
+ */
+static void pose_towards_work(ik_chain *c, int first)
+{
+    int i;
+    for (i = first; i < c->n; i++) {
+        ik_vec3 before = ik_dir_v3(c, i);
+        ik_vec3 to = ik_v3_sub(work_point(c, i + 1), ik_joint_v3(c, i));
+        ik_pose_bone(c, i, c->length[i] > 0 ? ik_v3_normalize_or(to, before) : before);
+    }
+    c->stale_from = c->n;
+}
+
+ik_status ik_chain_drag(ik_chain *c, const ik_real *point)
+{
+    ik_status st = ik_check_coords(point, c->dim);
+    ik_vec3 next, dir0;
+    int i;
+    if (st != IK_OK) return st;
+    if (c->parent) return IK_ERR_ATTACHED;
+    ik_chain_settle(c);
+    ik_chain_fk(c);
+
+    /* Backward from the tip: bone i points from where joint i is towards the new joint
+       i + 1, held within what bone i + 1's limit allows. */
+    set_work_point(c, c->n, ik_v3(point[0] + 0.0, point[1] + 0.0, c->dim == 3 ? point[2] + 0.0 : 0));
+    next = ik_dir_v3(c, c->n - 1);
+    for (i = c->n - 1; i >= 0; i--) {
+        ik_vec3 to = work_point(c, i + 1), dir = ik_dir_v3(c, i);
+        if (c->length[i] > 0) dir = ik_v3_normalize_or(ik_v3_sub(to, ik_joint_v3(c, i)), dir);
+        if (i < c->n - 1 && c->limited) dir = ik_limit_backward(c, i, dir, next);
+        set_work_point(c, i, ik_v3_sub(to, ik_v3_scale(dir, c->length[i] * c->scale)));
+        next = dir;
+    }
+    dir0 = next;
+
+    /* The base moves to joint 1's new place, its frame turned with bone 1, which keeps its
+       local angle; the other bones are posed along the points from it. */
+    c->base = work_point(c, 0);
+    if (c->dim == 2) {
+        c->base_turn = ik_v2_renorm(ik_v2_unrotate(ik_v2(dir0.x, dir0.y), c->turn[0]));
+        c->base_angle = atan2(c->base_turn.y, c->base_turn.x);
+    } else {
+        ik_quat world = ik_q_normalize(ik_q_mul(ik_q_from_to(ik_dir3(c, 0), dir0), c->wrot[0]));
+        c->base_rot = ik_q_normalize(ik_q_mul(world, ik_q_conj(c->rot[0])));
+    }
+    store_joint0(c);
+    ik_chain_fk_bone(c, 0);
+    pose_towards_work(c, 1);
+    ik_chain_changed(c);
+    return IK_OK;
+}
+
+/* ---- simulate ---- */
+
+/* The longest time one call simulates, and the sub-steps per second. */
+#define SIM_MAX_TIME 1.0
+#define SIM_RATE 240
+/* Newton steps on the lengths before the exact posing (a second one leaves a residual of
+   the fourth order in the step, which the posing takes up). */
+#define SIM_PASSES 2
+
+static ik_real *sim_now(const ik_chain *c, int i) { return c->sim + (size_t)i * (size_t)c->dim; }
+static ik_real *sim_before(const ik_chain *c, int i)
+{
+    return c->sim + ((size_t)(c->n + 1) + (size_t)i) * (size_t)c->dim;
+}
+
+static ik_vec3 sim_load(const ik_chain *c, const ik_real *p)
+{
+    return ik_v3(p[0], p[1], c->dim == 3 ? p[2] : 0);
+}
+
+static void sim_store(const ik_chain *c, ik_real *p, ik_vec3 v)
+{
+    p[0] = v.x, p[1] = v.y;
+    if (c->dim == 3) p[2] = v.z;
+}
+
+/* Whether the joints simulate kept still move on: the pose is the one it left. */
+static int sim_continues(const ik_chain *c)
+{
+    size_t bytes = (size_t)c->n * (c->dim == 2 ? sizeof(ik_vec2) : sizeof(ik_quat));
+    if (!c->sim_live || c->sim_scale != c->scale) return 0;
+    return c->dim == 2 ? memcmp(c->sim_turn, c->turn, bytes) == 0 : memcmp(c->sim_rot, c->rot, bytes) == 0;
+}
+
+/* The joints at rest in the world where the chain is now: no speed. */
+static void sim_start(ik_chain *c)
+{
+    int i;
+    for (i = 0; i <= c->n; i++) {
+        sim_store(c, sim_now(c, i), ik_joint_v3(c, i));
+        sim_store(c, sim_before(c, i), ik_joint_v3(c, i));
+    }
+    c->sim_base = c->base;
+    c->sim_base_before = c->base;
+    c->sim_time = 0;
+    c->sim_base_angle = c->base_angle;
+    c->sim_base_rot = c->base_rot;
+}
+
+/*
+ * The base frame the fraction t of the way from the last call's to the current one (time
+ * seconds later): its place on the parabola through the bases of the two calls before and
+ * this one (a body's path sampled once a frame is smooth: a straight line between frames
+ * would make the motion depend on the frame rate), or on the straight line when the call
+ * before is missing or took a time far from this one's; the turn of its frame in between.
+ */
+static void sim_base_at(ik_chain *c, ik_vec3 base, ik_real angle, ik_quat rot, ik_real t, ik_real time)
+{
+    ik_real r = c->sim_time / time;
+    if (r >= 0.25 && r <= 4) {
+        ik_real before = t * (t - 1) / (r * (r + 1)), last = -(t + r) * (t - 1) / r, now = t * (t + r) / (1 + r);
+        c->base = ik_v3_add(ik_v3_add(ik_v3_scale(c->sim_base_before, before), ik_v3_scale(c->sim_base, last)),
+                            ik_v3_scale(base, now));
+    } else {
+        c->base = ik_v3_add(c->sim_base, ik_v3_scale(ik_v3_sub(base, c->sim_base), t));
+    }
+    if (c->dim == 2) {
+        c->base_angle = ik_wrap_angle(c->sim_base_angle + t * ik_wrap_angle(angle - c->sim_base_angle));
+        c->base_turn = ik_v2_turn(c->base_angle);
+    } else {
+        c->base_rot = ik_q_slerp(c->sim_base_rot, rot, t);
+    }
+}
+
+/* Bone i's rest direction in the world, from its parent's frame as it is now. */
+static ik_vec3 rest_dir(const ik_chain *c, int i)
+{
+    if (c->dim == 2) {
+        ik_vec2 parent = i == 0 ? c->base_turn : ik_dir2(c, i - 1);
+        ik_vec2 d = ik_v2_rotate(c->rest_turn[i], parent);
+        return ik_v3(d.x, d.y, 0);
+    }
+    return ik_q_x_axis(ik_q_mul(i == 0 ? c->base_rot : c->wrot[i - 1], c->rest_rot[i]));
+}
+
+/* Bone i's direction at the last sub-step (unit; zero for a zero-length bone), kept for the
+   sub-step by sim_keep_dirs. */
+static ik_vec3 sim_dir(const ik_chain *c, int i)
+{
+    const ik_real *u = c->sim_scratch + (size_t)i * (size_t)c->dim;
+    return ik_v3(u[0], u[1], c->dim == 3 ? u[2] : 0);
+}
+
+static void sim_keep_dirs(ik_chain *c)
+{
+    int i;
+    for (i = 0; i < c->n; i++) {
+        ik_vec3 u = ik_v3_sub(sim_load(c, sim_now(c, i + 1)), sim_load(c, sim_now(c, i)));
+        sim_store(c, c->sim_scratch + (size_t)i * (size_t)c->dim, ik_v3_normalize_or(u, ik_v3(0, 0, 0)));
+    }
+}
+
+/*
+ * One Newton step on the lengths of the bones between the scratch points (SHAKE): joint i
+ * moves along the directions of the bones beside it at the last sub-step, by multipliers
+ * (one per bone) that solve the lengths to first order, the base held and the other joints
+ * of equal mass. The system is tridiagonal: one sweep down and one up, O(n). 0 when it is
+ * degenerate (a step so large the bones folded): the posing from the base then does it.
+ */
+static int sim_constrain(ik_chain *c)
+{
+    ik_real *sweep = c->sim_scratch + (size_t)c->n * (size_t)c->dim;
+    int i, n = c->n;
+    ik_real lower = 0;
+    for (i = 0; i < n; i++) {
+        ik_vec3 d = ik_v3_sub(work_point(c, i + 1), work_point(c, i));
+        ik_real len = ik_v3_len(d), wi = i == 0 ? 0 : 1, diag, upper = 0, pivot;
+        ik_vec3 e, u = sim_dir(c, i);
+        if (!(len > 0) || !isfinite(len)) return 0;
+        e = len > 1e-150 && len < 1e150 ? ik_v3_scale(d, 1 / len) : ik_v3_normalize_or(d, u);
+        diag = (wi + 1) * ik_v3_dot(e, u);
+        if (i + 1 < n) upper = -ik_v3_dot(e, sim_dir(c, i + 1));
+        if (i > 0) lower = -wi * ik_v3_dot(e, sim_dir(c, i - 1));
+        pivot = diag - (i > 0 ? lower * sweep[2 * (i - 1)] : 0);
+        if (!(fabs(pivot) > 1e-9)) return 0;
+        pivot = 1 / pivot;
+        sweep[2 * i] = upper * pivot;
+        sweep[2 * i + 1] = (c->length[i] * c->scale - len - (i > 0 ? lower * sweep[2 * i - 1] : 0)) * pivot;
+    }
+    for (i = n - 2; i >= 0; i--) sweep[2 * i + 1] -= sweep[2 * i] * sweep[2 * i + 3];
+    for (i = 1; i <= n; i++) {
+        ik_vec3 move = ik_v3_scale(sim_dir(c, i - 1), sweep[2 * (i - 1) + 1]);
+        if (i < n) move = ik_v3_sub(move, ik_v3_scale(sim_dir(c, i), sweep[2 * i + 1]));
+        set_work_point(c, i, ik_v3_add(work_point(c, i), move));
+    }
+    return 1;
+}
+
+/* Moves scratch point i by v (joint 0, the base, holds). */
+static void sim_push(ik_chain *c, int i, ik_vec3 v)
+{
+    if (i > 0) set_work_point(c, i, ik_v3_add(work_point(c, i), v));
+}
+
+/*
+ * Bone i's spring towards its rest direction, for a sub-step: the turn it asks for, the
+ * angle off rest times pull (stiffness h^2, at most 1) times the bone's length, moves its
+ * end joint across the bone and its start joint back; its parent bone takes the opposite
+ * torque (so the springs are conservative: a turn asked of a bone does not push the whole
+ * chain round). A parent far shorter than the bone passes on at most 1000 times its share.
+ */
+static void sim_spring(ik_chain *c, int i, ik_real pull)
+{
+    ik_vec3 d = sim_dir(c, i), r = rest_dir(c, i), axis, across;
+    ik_real len = c->length[i] * c->scale, angle, s;
+    if (!(len > 0) || (d.x == 0 && d.y == 0 && d.z == 0)) return;
+    axis = ik_v3_cross(d, r);
+    s = ik_v3_len(axis);
+    angle = atan2(s, ik_v3_dot(d, r));
+    if (!(angle > 0)) return; /* at rest */
+    /* turned half round: any axis across the bone */
+    axis = ik_v3_normalize_or(axis, c->dim == 2 ? ik_v3(0, 0, 1) : ik_v3_any_perpendicular(d));
+    /* The torque angle * len^2 about axis, as a move of the bone's end across it. */
+    across = ik_v3_scale(ik_v3_cross(axis, d), pull * angle * len);
+    sim_push(c, i + 1, across);
+    sim_push(c, i, ik_v3_scale(across, -1));
+    if (i > 0) {
+        ik_vec3 p = sim_dir(c, i - 1);
+        ik_real plen = c->length[i - 1] * c->scale, ratio;
+        if (!(plen > 0) || (p.x == 0 && p.y == 0 && p.z == 0)) return;
+        ratio = len / plen < 1000 ? len / plen : 1000;
+        across = ik_v3_scale(ik_v3_cross(axis, p), -pull * angle * len * ratio);
+        sim_push(c, i, across);
+        sim_push(c, i - 1, ik_v3_scale(across, -1));
+    }
+}
+
+/*
+ * One sub-step of h seconds: each joint moves on with its speed (times keep) and gravity,
+ * and the fraction pull of the way towards its place at rest; the distance constraints
+ * between equal masses pull the joints together (the base holds), and the bones are posed
+ * along them from the base, which makes the lengths exact and holds the limits.
+ */
+static void sim_step(ik_chain *c, ik_real h, ik_real keep, ik_real pull)
+{
+    const ik_settings *s = &c->settings;
+    /* The forces act in the middle of the sub-step, where the speed has decayed by half
+       of keep: the scheme stays second order with damping. */
+    ik_real half = sqrt(keep);
+    ik_vec3 fall = ik_v3_scale(ik_v3(s->gravity[0], s->gravity[1], c->dim == 3 ? s->gravity[2] : 0), h * h * half);
+    int i, pass;
+    sim_keep_dirs(c);
+    set_work_point(c, 0, c->base);
+    for (i = 1; i <= c->n; i++) {
+        ik_vec3 now = sim_load(c, sim_now(c, i)), before = sim_load(c, sim_before(c, i));
+        set_work_point(c, i, ik_v3_add(now, ik_v3_add(ik_v3_scale(ik_v3_sub(now, before), keep), fall)));
+    }
+    if (pull > 0) {
+        for (i = 0; i < c->n; i++) sim_spring(c, i, pull * half);
+    }
+    for (pass = 0; pass < SIM_PASSES; pass++)
+        if (!sim_constrain(c)) break;
+    store_joint0(c);
+    pose_towards_work(c, 0);
+    for (i = 0; i <= c->n; i++) {
+        ik_real *now = sim_now(c, i), *before = sim_before(c, i);
+        sim_store(c, before, sim_load(c, now));
+        sim_store(c, now, ik_joint_v3(c, i));
+    }
+}
+
+ik_status ik_chain_simulate(ik_chain *c, ik_real dt)
+{
+    ik_vec3 base;
+    ik_vec2 turn;
+    ik_real angle, time, h, keep, pull;
+    ik_quat rot;
+    int steps, k;
+    if (isnan(dt) || !(dt > 0) || !isfinite(dt)) return IK_ERR_TIME_STEP;
+    ik_chain_follow(c);
+    ik_chain_settle(c);
+    ik_chain_fk(c);
+    if (!sim_continues(c)) sim_start(c);
+
+    /* A longer dt (a hitch) counts as SIM_MAX_TIME: the work per call is bounded. */
+    time = dt < SIM_MAX_TIME ? dt : SIM_MAX_TIME;
+    steps = (int)ceil(time * SIM_RATE);
+    if (steps < 1) steps = 1;
+    h = time / steps;
+    keep = exp(-c->settings.damping * h);
+    pull = c->settings.stiffness * h * h;
+    if (pull > 1) pull = 1;
+    base = c->base, angle = c->base_angle, turn = c->base_turn, rot = c->base_rot;
+    for (k = 1; k <= steps; k++) {
+        if (k < steps) sim_base_at(c, base, angle, rot, (ik_real)k / steps, time);
+        else c->base = base, c->base_angle = angle, c->base_turn = turn, c->base_rot = rot;
+        sim_step(c, h, keep, pull);
+    }
+
+    c->sim_live = 1;
+    c->sim_scale = c->scale;
+    c->sim_base_before = c->sim_base, c->sim_time = time;
+    c->sim_base = base, c->sim_base_angle = angle, c->sim_base_rot = rot;
+    if (c->dim == 2) memcpy(c->sim_turn, c->turn, (size_t)c->n * sizeof(ik_vec2));
+    else memcpy(c->sim_rot, c->rot, (size_t)c->n * sizeof(ik_quat));
+    ik_chain_changed(c);
+    return IK_OK;
+}
+
+ik_status ik_chain_set_rest(ik_chain *c)
+{
+    int i;
+    ik_chain_follow(c);
+    ik_chain_settle(c);
+    for (i = 0; i < c->n; i++) {
+        if (c->dim == 2) c->rest_turn[i] = c->turn[i];
+        else c->rest_rot[i] = c->rot[i];
+    }
+    return IK_OK;
+}
+
+/* ---- src/gait.c ---- */
+/*
+ * gait.c - a stepping controller: feet planted on the ground that step, in groups that take
+ * turns, to keep under a moving body (ik_gait_*). It moves no bone itself: each update
+ * sets every leg's goal to its foot, and the caller solves the legs (a rig, or each chain).
+ *
+ * Up is +y. Each leg's home is where its tip was when the gait was made, kept in its base
+ * frame (for a leg attached to a body, the frame of the body's bone it hangs on). A
+ * planted foot stays where it is; once it is farther than stride from its home (measured
+ * across the ground: x in 2D, x and z in 3D), its group steps when its turn comes: the
+ * feet rise on an arc to a landing point lead * stride past the home along the home's
+ * motion, which follows the home until they land, at the ground's height there.
+ */
+
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct ik_gait_leg {
+    ik_chain *chain;
+    ik_vec3 home_local; /* the home in the leg's base frame */
+    ik_vec3 home;       /* in the world, at the last update */
+    ik_vec3 foot;       /* in the world */
+    ik_vec3 from, to;   /* a step's lift-off and landing points */
+    ik_real progress;   /* 0 to 1 through a step */
+    int stepping;
+    int group;
+} ik_gait_leg;
+
+/* "ikgt": the first word of every gait. */
+#define IK_GAIT_MAGIC 0x696b6774u
+
+struct ik_gait {
+    unsigned magic;
+    int count, groups, dim;
+    ik_gait_options options;
+    ik_gait_leg *leg;  /* [count] */
+    ik_gait_leg *next; /* [count]: an update's new state, kept only when all of it is good */
+    ik_real *far;      /* [count]: per group, its farthest foot's distance from home */
+    ik_real *since;    /* [count]: per group, how long its farthest foot has been past stride */
+    ik_real *room;     /* [count]: how long each free place in the air has been free */
+};
+
+#define GAIT_HEADER ((sizeof(struct ik_gait) + 15u) / 16u * 16u)
+
+ik_gait_options ik_gait_default_options(ik_real stride)
+{
+    ik_gait_options o;
+    memset(&o, 0, sizeof o);
+    o.stride = stride;
+    o.step_time = IK_DEFAULT_STEP_TIME;
+    o.lift = IK_DEFAULT_LIFT * stride;
+    o.lead = IK_DEFAULT_LEAD;
+    o.max_groups = 1;
+    o.ground = NULL;
+    o.user = NULL;
+    return o;
+}
+
+size_t ik_gait_size(int count)
+{
+    if (count < 1 || (size_t)count > ((size_t)-1 - GAIT_HEADER) / (2 * sizeof(ik_gait_leg) + 3 * sizeof(ik_real)))
+        return 0;
+    return GAIT_HEADER + (size_t)count * (2 * sizeof(ik_gait_leg) + 3 * sizeof(ik_real));
+}
+
+static int in_range(ik_real v) { return isfinite(v) && fabs(v) <= IK_MAX_COORD; }
+
+ik_status ik_gait_validate(const ik_gait_options *o)
+{
+    if (!(in_range(o->stride) && o->stride > 0)) return IK_ERR_STRIDE;
+    if (!(in_range(o->step_time) && o->step_time > 0)) return IK_ERR_STEP_TIME;
+    if (!(in_range(o->lift) && o->lift >= 0)) return IK_ERR_LIFT;
+    if (!(isfinite(o->lead) && o->lead >= 0 && o->lead * o->stride <= IK_MAX_COORD)) return IK_ERR_LEAD;
+    if (o->max_groups < 1) return IK_ERR_MAX_GROUPS;
+    return IK_OK;
+}
+
+/* The leg's base frame applied to a local point, and undone. */
+static ik_vec3 to_world(const ik_chain *c, ik_vec3 p)
+{
+    if (c->dim == 2) {
+        ik_vec2 r = ik_v2_rotate(ik_v2(p.x, p.y), c->base_turn);
+        return ik_v3(c->base.x + r.x, c->base.y + r.y, 0);
+    }
+    return ik_v3_add(c->base, ik_q_rotate(c->base_rot, p));
+}
+
+static ik_vec3 to_local(const ik_chain *c, ik_vec3 p)
+{
+    ik_vec3 d = ik_v3_sub(p, c->base);
+    if (c->dim == 2) {
+        ik_vec2 r = ik_v2_unrotate(ik_v2(d.x, d.y), c->base_turn);
+        return ik_v3(r.x, r.y, 0);
+    }
+    return ik_q_rotate(ik_q_conj(c->base_rot), d);
+}
+
+/* The leg's home in the world now (its base brought up to date with its parents). */
+static ik_vec3 home_now(ik_gait_leg *leg)
+{
+    ik_chain_follow(leg->chain);
+    return to_world(leg->chain, leg->home_local);
+}
+
+ik_status ik_gait_init(void *memory, size_t size, ik_chain *const *legs, int count, const int *groups,
+                       const ik_gait_options *options, ik_gait **out)
+{
+    ik_gait *g = (ik_gait *)memory;
+    ik_status st;
+    int k, j, most = -1;
+    if (count < 1) return IK_ERR_COUNT;
+    if (memory == NULL || ik_gait_size(count) == 0 || size < ik_gait_size(count)) return IK_ERR_TOO_LARGE;
+    st = ik_gait_validate(options);
+    if (st != IK_OK) return st;
+    for (k = 0; k < count; k++) {
+        if (legs[k]->dim != legs[0]->dim) return IK_ERR_DIMENSION;
+        for (j = 0; j < k; j++)
+            if (legs[j] == legs[k]) return IK_ERR_GROUPS; /* a leg twice */
+        if (groups) {
+            if (groups[k] < 0 || groups[k] >= count) return IK_ERR_GROUPS;
+            if (groups[k] > most) most = groups[k];
+        }
+    }
+    if (groups) { /* every group from 0 to the last has a leg */
+        for (j = 0; j <= most; j++) {
+            for (k = 0; k < count && groups[k] != j; k++) {}
+            if (k == count) return IK_ERR_GROUPS;
+        }
+    }
+
+    memset(g, 0, ik_gait_size(count));
+    g->magic = IK_GAIT_MAGIC;
+    g->count = count;
+    g->groups = groups ? most + 1 : count;
+    g->dim = legs[0]->dim;
+    g->options = *options;
+    g->leg = (ik_gait_leg *)((unsigned char *)g + GAIT_HEADER);
+    g->next = g->leg + count;
+    g->far = (ik_real *)(g->next + count);
+    g->since = g->far + count;
+    g->room = g->since + count;
+    for (k = 0; k < count; k++) {
+        ik_gait_leg *leg = &g->leg[k];
+        ik_chain *c = legs[k];
+        leg->chain = c;
+        leg->group = groups ? groups[k] : k;
+        ik_chain_update(c);
+        leg->home_local = to_local(c, ik_joint_v3(c, c->n));
+    }
+    ik_gait_reset(g);
+    *out = g;
+    return IK_OK;
+}
+
+ik_gait *ik_gait_create(ik_chain *const *legs, int count, const int *groups, const ik_gait_options *options,
+                        ik_status *status)
+{
+    size_t size = ik_gait_size(count);
+    void *memory = size ? malloc(size) : NULL;
+    ik_gait *g = NULL;
+    ik_status st = count < 1 ? IK_ERR_COUNT : size == 0 ? IK_ERR_TOO_LARGE : memory ? IK_OK : IK_ERR_NO_MEMORY;
+    if (st == IK_OK) st = ik_gait_init(memory, size, legs, count, groups, options, &g);
+    if (st != IK_OK) {
+        free(memory);
+        g = NULL;
+    }
+    if (status) *status = st;
+    return g;
+}
+
+void ik_gait_destroy(ik_gait *gait) { free(gait); }
+
+int ik_gait_count(const ik_gait *gait) { return gait->count; }
+
+void ik_gait_set_ground(ik_gait *gait, ik_ground_fn ground, void *user)
+{
+    gait->options.ground = ground;
+    gait->options.user = user;
+}
+
+int ik_gait_check(const void *memory, size_t size)
+{
+    const ik_gait *g = (const ik_gait *)memory;
+    return memory && size >= GAIT_HEADER && g->magic == IK_GAIT_MAGIC && g->count >= 1 &&
+           size >= ik_gait_size(g->count) && g->leg == (const ik_gait_leg *)((const unsigned char *)g + GAIT_HEADER);
+}
+
+void ik_gait_reset(ik_gait *g)
+{
+    int k;
+    for (k = 0; k < g->count; k++) {
+        ik_gait_leg *leg = &g->leg[k];
+        leg->home = home_now(leg);
+        leg->foot = leg->from = leg->to = leg->home;
+        leg->progress = 0;
+        leg->stepping = 0;
+    }
+}
+
+/* The distance across the ground (x in 2D; x and z in 3D) from a to b. */
+static ik_real across(const ik_gait *g, ik_vec3 a, ik_vec3 b)
+{
+    ik_real dx = b.x - a.x, dz = g->dim == 3 ? b.z - a.z : 0;
+    return g->dim == 3 ? hypot(dx, dz) : fabs(dx);
+}
+
+/* Where a step lands with the home at `at`: lead * stride past it along the home's motion
+   across the ground since the last update (from before to home), at the ground's height. */
+static int landing(const ik_gait *g, ik_vec3 at, ik_vec3 home, ik_vec3 before, ik_vec3 *out)
+{
+    const ik_gait_options *o = &g->options;
+    ik_vec3 move = ik_v3(home.x - before.x, 0, g->dim == 3 ? home.z - before.z : 0);
+    ik_vec3 to = ik_v3_add(at, ik_v3_scale(ik_v3_normalize_or(move, ik_v3(0, 0, 0)), o->lead * o->stride));
+    if (o->ground) {
+        ik_real y = 0;
+        if (!o->ground(o->user, to.x, g->dim == 3 ? to.z : 0, &y) || !in_range(y)) return 0;
+        to.y = y + 0.0;
+    }
+    *out = to;
+    return 1;
+}
+
+/* The foot through a step: along the line from lift-off to landing, raised lift at the
+   middle (a parabola). */
+static ik_vec3 on_arc(const ik_gait *g, const ik_gait_leg *leg)
+{
+    ik_real s = leg->progress;
+    ik_vec3 p = ik_v3_add(leg->from, ik_v3_scale(ik_v3_sub(leg->to, leg->from), s));
+    p.y += g->options.lift * 4 * s * (1 - s);
+    return p;
+}
+
+static int within(const ik_gait *g, ik_vec3 p)
+{
+    return in_range(p.x) && in_range(p.y) && (g->dim == 2 || in_range(p.z));
+}
+
+/*
+ * Events between two updates happen at their own time, not at the update's: a foot that
+ * lands early in the frame frees its place in the air then, and a group that steps starts
+ * from when its foot passed stride (the home's motion across the ground tells when) or its
+ * place came free, whichever is later. So the walk is the same at 30 Hz as at 144.
+ */
+ik_status ik_gait_update(ik_gait *g, ik_real dt)
+{
+    const ik_gait_options *o = &g->options;
+    ik_gait_leg *next = g->next;
+    ik_real advance;
+    int k, j, in_air = 0, rooms = 0;
+    if (isnan(dt) || !(dt > 0) || !isfinite(dt)) return IK_ERR_TIME_STEP;
+    advance = dt / o->step_time;
+    memcpy(next, g->leg, (size_t)g->count * sizeof *next);
+
+    /* Places in the air free for the whole update. */
+    for (j = 0; j < g->groups; j++) g->far[j] = 0;
+    for (k = 0; k < g->count; k++)
+        if (next[k].stepping) g->far[next[k].group] = -1;
+    for (j = 0; j < g->groups; j++) in_air += g->far[j] < 0;
+    for (; rooms < o->max_groups - in_air && rooms < g->count; rooms++) g->room[rooms] = dt;
+
+    /* The feet in the air move on; those at the end of their step land, freeing a place. */
+    for (j = 0; j < g->groups; j++) g->since[j] = -1; /* a group's landing time, once */
+    for (k = 0; k < g->count; k++) {
+        ik_gait_leg *leg = &next[k];
+        ik_vec3 before = leg->home;
+        leg->home = home_now(leg);
+        if (!within(g, leg->home)) return IK_ERR_RANGE;
+        if (!leg->stepping) continue;
+        leg->progress += advance;
+        if (leg->progress >= 1) { /* down `ago` seconds ago, where the home was then */
+            ik_real ago = fmin((leg->progress - 1) * o->step_time, dt);
+            ik_vec3 then = ik_v3_sub(leg->home, ik_v3_scale(ik_v3_sub(leg->home, before), ago / dt));
+            if (!landing(g, then, leg->home, before, &leg->to)) return IK_ERR_GROUND;
+            leg->foot = leg->to;
+            leg->progress = 0;
+            leg->stepping = 0;
+            if (g->since[leg->group] < 0) g->since[leg->group] = ago;
+        } else {
+            if (!landing(g, leg->home, leg->home, before, &leg->to)) return IK_ERR_GROUND;
+            leg->foot = on_arc(g, leg);
+        }
+    }
+    for (j = 0; j < g->groups; j++)
+        if (g->since[j] >= 0 && rooms < g->count) g->room[rooms++] = g->since[j];
+
+    /* How far each group on the ground is from home, and since when past stride. */
+    for (j = 0; j < g->groups; j++) g->far[j] = 0, g->since[j] = 0;
+    for (k = 0; k < g->count; k++) {
+        ik_gait_leg *leg = &next[k];
+        ik_real d = across(g, leg->foot, leg->home);
+        if (leg->stepping) {
+            g->far[leg->group] = -1;
+        } else if (g->far[leg->group] >= 0 && d > g->far[leg->group]) {
+            ik_real speed = across(g, g->leg[k].home, leg->home) / dt;
+            g->far[leg->group] = d;
+            g->since[leg->group] = speed > 0 ? fmin((d - o->stride) / speed, dt) : dt;
+        }
+    }
+
+    /* While a place is free, the group whose foot is farthest past stride steps, from the
+       later of when it passed stride and when the place (the longest free) came free. */
+    while (rooms > 0) {
+        int best = -1, oldest = 0;
+        ik_real credit;
+        /* (farther by more than rounding: feet as far as each other go in the groups' order,
+           the same at every frame rate) */
+        for (j = 0; j < g->groups; j++)
+            if (g->far[j] > o->stride && (best < 0 || g->far[j] > g->far[best] + 1e-9 * o->stride)) best = j;
+        if (best < 0) break;
+        for (j = 1; j < rooms; j++)
+            if (g->room[j] > g->room[oldest]) oldest = j;
+        credit = fmin(g->since[best], g->room[oldest]);
+        g->room[oldest] = g->room[--rooms];
+        for (k = 0; k < g->count; k++) {
+            ik_gait_leg *leg = &next[k];
+            if (leg->group != best) continue;
+            leg->stepping = 1;
+            leg->progress = fmin(credit / o->step_time, 1);
+            leg->from = leg->foot;
+            if (!landing(g, leg->home, leg->home, g->leg[k].home, &leg->to)) return IK_ERR_GROUND;
+            if (leg->progress >= 1) { /* a step shorter than the time since: it is down */
+                leg->foot = leg->to;
+                leg->progress = 0;
+                leg->stepping = 0;
+            } else {
+                leg->foot = on_arc(g, leg);
+            }
+        }
+        g->far[best] = -1;
+    }
+    for (k = 0; k < g->count; k++)
+        if (!within(g, next[k].foot) || !within(g, next[k].to)) return IK_ERR_RANGE;
+
+    /* All of it is good: kept, and every leg's goal is its foot. */
+    memcpy(g->leg, next, (size_t)g->count * sizeof *next);
+    for (k = 0; k < g->count; k++) {
+        ik_gait_leg *leg = &g->leg[k];
+        ik_real t[3];
+        t[0] = leg->foot.x, t[1] = leg->foot.y, t[2] = leg->foot.z;
+        ik_chain_set_target(leg->chain, t);
+    }
+    return IK_OK;
+}
+
+ik_status ik_gait_foot(const ik_gait *g, int k, ik_real out[3], int *stepping, ik_real *progress)
+{
+    const ik_gait_leg *leg;
+    if (k < 0 || k >= g->count) return IK_ERR_INDEX;
+    leg = &g->leg[k];
+    out[0] = leg->foot.x, out[1] = leg->foot.y, out[2] = g->dim == 3 ? leg->foot.z : 0;
+    if (stepping) *stepping = leg->stepping;
+    if (progress) *progress = leg->stepping ? leg->progress : 0;
+    return IK_OK;
+}
+
+ik_chain *ik_gait_leg_chain(const ik_gait *g, int k)
+{
+    return k >= 0 && k < g->count ? g->leg[k].chain : NULL;
 }

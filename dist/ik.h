@@ -67,7 +67,18 @@ typedef enum ik_status {
     IK_ERR_CYCLE,          /* attaching would make a chain its own ancestor */
     IK_ERR_NOT_A_TREE,     /* a rig's chains do not form one tree */
     IK_ERR_RIG_CHANGED,    /* a rig's chains were attached or detached since it was made */
-    IK_ERR_RIG_SOLVER      /* rig settings: the solver must be fabrik or relax */
+    IK_ERR_RIG_SOLVER,     /* rig settings: the solver must be fabrik or relax */
+    IK_ERR_GRAVITY,        /* settings: gravity's components must be finite, within IK_MAX_COORD */
+    IK_ERR_STIFFNESS,      /* settings: stiffness must be finite and >= 0 */
+    IK_ERR_DAMPING,        /* settings: damping must be finite and >= 0 */
+    IK_ERR_TIME_STEP,      /* simulate, gait update: dt must be finite and > 0 */
+    IK_ERR_STRIDE,         /* gait: stride must be finite and > 0 */
+    IK_ERR_STEP_TIME,      /* gait: step_time must be finite and > 0 */
+    IK_ERR_LIFT,           /* gait: lift must be finite and >= 0 */
+    IK_ERR_LEAD,           /* gait: lead must be finite and >= 0 (lead * stride within IK_MAX_COORD) */
+    IK_ERR_GROUPS,         /* gait: every leg in exactly one group, each group a leg or more */
+    IK_ERR_MAX_GROUPS,     /* gait: max_groups must be >= 1 */
+    IK_ERR_GROUND          /* gait update: the ground gave no finite height */
 } ik_status;
 
 /*
@@ -125,6 +136,10 @@ typedef struct ik_settings {
                           one solve (a rig's too); INFINITY (the default) turns it off */
     ik_real effector_weight; /* >= 0: how hard this chain's goal pulls on bones it shares
                                 with other goals in a rig (default 1) */
+    /* Secondary motion (ik_chain_simulate). */
+    ik_real gravity[3]; /* world acceleration of every joint (z unused in 2D); default 0 */
+    ik_real stiffness;  /* >= 0, in 1/s^2: how strongly each bone turns back to its rest pose */
+    ik_real damping;    /* >= 0, in 1/s: speeds decay as exp(-damping t); default 0.5 */
 } ik_settings;
 
 #define IK_DEFAULT_ITERATIONS 64
@@ -138,6 +153,7 @@ typedef struct ik_settings {
 #define IK_DEFAULT_SOFTNESS 0.0
 #define IK_DEFAULT_STRETCH 0
 #define IK_DEFAULT_EFFECTOR_WEIGHT 1.0
+#define IK_DEFAULT_DAMPING 0.5
 /* IK_DEFAULT_MAX_TURN is INFINITY (from math.h): no limit. */
 
 /*
@@ -335,6 +351,83 @@ ik_status ik_chain_clear_limit(ik_chain *chain, int bone);
  * direction keeps its bone's. For animation data, and for ik.chain2d_points.
  */
 ik_status ik_chain_set_points(ik_chain *chain, const ik_real *points);
+
+/*
+ * Motion over time (motion.c).
+ * ik_chain_drag: follow-the-leader: the tip moves to point (dim numbers), then each bone
+ *   from the tip down points from where its joint was towards the new joint after it, at
+ *   its length, stopped at the bound where its angle to the bone after it would leave that
+ *   bone's limit (a 2D range, a 3D cone; hinges and twists are held as the bones are posed
+ *   again from the base, which may leave the tip short of the point). The base moves with
+ *   the chain and its frame turns with bone 1, which keeps its local angle.
+ *   IK_ERR_ATTACHED on an attached chain.
+ * ik_chain_simulate: secondary motion: the joints as point masses of equal mass move on
+ *   for dt seconds (> 0; at most 1 s is simulated per call) under the settings gravity,
+ *   stiffness (each bone pulled back to its rest pose) and damping, in equal sub-steps of
+ *   at most 1/240 s; the base follows its parent (or stays), moved along a straight line
+ *   from where the previous call left it over the sub-steps; the joints keep their speed
+ *   between calls unless the local pose changed (a pose set between calls gives no speed).
+ *   Lengths are exact and limits hold after every sub-step.
+ * ik_chain_set_rest: the current local pose becomes the rest pose (at first: every bone
+ *   straight, as the chain was made).
+ */
+ik_status ik_chain_drag(ik_chain *chain, const ik_real *point);
+ik_status ik_chain_simulate(ik_chain *chain, ik_real dt);
+ik_status ik_chain_set_rest(ik_chain *chain);
+
+/*
+ * A stepping controller over legs (chains whose tips are feet; usually a rig's), up +y.
+ * Each leg's home is where its tip is when the gait is made, kept in the leg's base frame
+ * (for an attached leg, the frame of the body's bone it hangs on: the home moves with the
+ * body). A planted foot stays still in the world. When it is farther than stride from
+ * its home across the ground (x in 2D; x and z in 3D) its group steps, when at most
+ * max_groups - 1 other groups are in the air (the group whose foot is farthest first): in
+ * step_time seconds, along an arc lift above the straight line, to a landing point
+ * lead * stride past its home along the home's motion since the previous update, at the
+ * height ground gives there (NULL: the home's own height); the landing point follows the
+ * home until the foot lands. ik_gait_update sets every leg's goal (ik_chain_set_target)
+ * to its foot: solve the legs after it. groups: leg k's group (0 to G - 1, every group a
+ * leg or more), or NULL: every leg a group of its own. The gait holds pointers to the
+ * legs: they must outlive it. Deterministic; nothing allocated after init.
+ */
+typedef struct ik_gait ik_gait;
+/* The ground's height *y under (x, z) (2D: z is 0); 0 when there is none (the update then
+   fails with IK_ERR_GROUND and changes nothing). */
+typedef int (*ik_ground_fn)(void *user, ik_real x, ik_real z, ik_real *y);
+typedef struct ik_gait_options {
+    ik_real stride;    /* > 0 */
+    ik_real step_time; /* > 0 seconds; default IK_DEFAULT_STEP_TIME */
+    ik_real lift;      /* >= 0; default IK_DEFAULT_LIFT * stride */
+    ik_real lead;      /* >= 0; default IK_DEFAULT_LEAD */
+    int max_groups;    /* >= 1; default 1 */
+    ik_ground_fn ground; /* NULL: the home's own height */
+    void *user;          /* handed to ground */
+} ik_gait_options;
+#define IK_DEFAULT_STEP_TIME 0.25
+#define IK_DEFAULT_LIFT 0.25
+#define IK_DEFAULT_LEAD 0.5
+ik_gait_options ik_gait_default_options(ik_real stride);
+ik_status ik_gait_validate(const ik_gait_options *options);
+/* Bytes for a gait of count legs; 0 when count < 1 or the size overflows. */
+size_t ik_gait_size(int count);
+ik_status ik_gait_init(void *memory, size_t size, ik_chain *const *legs, int count, const int *groups,
+                       const ik_gait_options *options, ik_gait **out);
+ik_gait *ik_gait_create(ik_chain *const *legs, int count, const int *groups, const ik_gait_options *options,
+                        ik_status *status);
+void ik_gait_destroy(ik_gait *gait);
+/* Nonzero when memory holds a gait made by ik_gait_init (for bindings). */
+int ik_gait_check(const void *memory, size_t size);
+int ik_gait_count(const ik_gait *gait);
+/* Replaces the ground (and its user pointer) the gait was made with. */
+void ik_gait_set_ground(ik_gait *gait, ik_ground_fn ground, void *user);
+ik_chain *ik_gait_leg_chain(const ik_gait *gait, int k); /* 0-based; NULL out of range */
+/* Advances dt (> 0) seconds; on an error nothing changes. */
+ik_status ik_gait_update(ik_gait *gait, ik_real dt);
+/* Foot k (0-based): its point (out[2] = 0 in 2D), whether it is in the air, and how far
+   through its step (0 when planted). */
+ik_status ik_gait_foot(const ik_gait *gait, int k, ik_real out[3], int *stepping, ik_real *progress);
+/* Plants every foot at its home now. */
+void ik_gait_reset(ik_gait *gait);
 
 /* The factor the last solve scaled every bone by (stretch); 1 when not stretched. */
 ik_real ik_chain_stretch(const ik_chain *chain);

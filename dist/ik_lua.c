@@ -223,6 +223,7 @@ static inline void ik_lua_check_version(lua_State *L)
 /* The upvalues every function of the module has. */
 #define CHAIN_MT lua_upvalueindex(1)
 #define RIG_MT lua_upvalueindex(2)
+#define GAIT_MT lua_upvalueindex(3)
 
 /*
  * A chain userdata is this header followed by the core's chain block; a rig's, the same
@@ -238,13 +239,14 @@ static inline void ik_lua_check_version(lua_State *L)
 typedef union box {
     struct {
         void *core;   /* the block after this header, once built; NULL before */
-        unsigned tag; /* BOX_CHAIN or BOX_RIG */
+        unsigned tag; /* BOX_CHAIN, BOX_RIG or BOX_GAIT */
     } head;
     ik_real align_real;
 } box;
 
 #define BOX_CHAIN 0x69636863u /* "ichc" */
 #define BOX_RIG 0x69637267u   /* "icrg" */
+#define BOX_GAIT 0x69636774u  /* "icgt" */
 
 typedef ik_status (*solve_fn)(ik_chain *chain, const ik_real *target, ik_result *out);
 
@@ -1154,6 +1156,24 @@ static void read_setting(lua_State *L, ik_chain *chain, ik_settings *settings)
         settings->max_turn = setting_number(L, key);
     } else if (key_is(key, len, "effector_weight")) {
         settings->effector_weight = setting_number(L, key);
+    } else if (key_is(key, len, "stiffness")) {
+        settings->stiffness = setting_number(L, key);
+    } else if (key_is(key, len, "damping")) {
+        settings->damping = setting_number(L, key);
+    } else if (key_is(key, len, "gravity")) {
+        int k, dim = ik_chain_dim(chain);
+        if (lua_type(L, -1) != LUA_TTABLE || is_proxy(L, lua_gettop(L)) || ik_lua_rawlen(L, -1) != (size_t)dim)
+            luaL_argerror(L, 2, dim == 2 ? "gravity: a table of 2 numbers expected"
+                                         : "gravity: a table of 3 numbers expected");
+        for (k = 0; k < 3; k++) settings->gravity[k] = 0;
+        for (k = 0; k < dim; k++) {
+            lua_rawgeti(L, -1, k + 1);
+            if (lua_type(L, -1) != LUA_TNUMBER)
+                luaL_argerror(L, 2, dim == 2 ? "gravity: a table of 2 numbers expected"
+                                             : "gravity: a table of 3 numbers expected");
+            settings->gravity[k] = lua_tonumber(L, -1) + 0.0;
+            lua_pop(L, 1);
+        }
     } else if (key_is(key, len, "bend")) {
         int v = setting_whole(L, key);
         if (v != 1 && v != -1) luaL_argerror(L, 2, ik_status_string(IK_ERR_BEND));
@@ -1233,6 +1253,17 @@ static int chain_settings(lua_State *L)
     set_boolean(L, "stretch", s->stretch);
     set_number(L, "max_turn", s->max_turn);
     set_number(L, "effector_weight", s->effector_weight);
+    set_number(L, "stiffness", s->stiffness);
+    set_number(L, "damping", s->damping);
+    {
+        int k, dim = ik_chain_dim(chain);
+        lua_createtable(L, dim, 0);
+        for (k = 0; k < dim; k++) {
+            lua_pushnumber(L, s->gravity[k]);
+            lua_rawseti(L, -2, k + 1);
+        }
+        lua_setfield(L, 2, "gravity");
+    }
     if (ik_chain_dim(chain) != 3) return 1; /* the pole is a 3D setting */
     if (s->use_pole) {
         int k;
@@ -1280,6 +1311,33 @@ static int chain_target(lua_State *L)
     }
     for (d = 0; d < ik_chain_dim(chain); d++) lua_pushnumber(L, target[d]);
     return ik_chain_dim(chain);
+}
+
+/* ---- methods: motion over time ---- */
+
+static int chain_drag(lua_State *L)
+{
+    ik_chain *chain = check_chain(L, 1);
+    ik_real point[MAX_DIM];
+    check_target(L, chain, point);
+    check_status(L, ik_chain_drag(chain, point), 1);
+    return 0;
+}
+
+static int chain_simulate(lua_State *L)
+{
+    ik_chain *chain = check_chain(L, 1);
+    lua_Number dt = check_number(L, 2);
+    if (!(isfinite(dt) && dt > 0)) luaL_argerror(L, 2, ik_status_string(IK_ERR_TIME_STEP));
+    check_no_more(L, 3, "no value expected (simulate takes dt)");
+    check_status(L, ik_chain_simulate(chain, (ik_real)dt), 2);
+    return 0;
+}
+
+static int chain_set_rest(lua_State *L)
+{
+    check_status(L, ik_chain_set_rest(check_chain(L, 1)), 1);
+    return 0;
 }
 
 static int chain_goal_error(lua_State *L)
@@ -1704,6 +1762,226 @@ static int mod_ffi(lua_State *L)
     return 3;
 }
 
+/* ---- the stepping controller: ik.gait ---- */
+
+static ik_gait *check_gait(lua_State *L, int arg)
+{
+    box *b = (box *)lua_touserdata(L, arg);
+    int same = 0;
+    if (b && !lua_islightuserdata(L, arg) && lua_getmetatable(L, arg)) {
+        same = lua_rawequal(L, -1, GAIT_MT) && ik_lua_rawlen(L, arg) > sizeof(box) && b->head.tag == BOX_GAIT &&
+               b->head.core == (void *)(b + 1) && ik_gait_check(b + 1, ik_lua_rawlen(L, arg) - sizeof(box));
+        lua_pop(L, 1);
+    }
+    if (!same) type_error(L, arg, "ik gait");
+    return (ik_gait *)b->head.core;
+}
+
+/* A gait's ground, called from the core during an update: the Lua function at stack index
+   fn, under a pcall; its error (or why its value is no height) goes to index err. */
+typedef struct ground_call {
+    lua_State *L;
+    int fn, err, dim;
+} ground_call;
+
+static int call_ground(void *user, ik_real x, ik_real z, ik_real *y)
+{
+    ground_call *g = (ground_call *)user;
+    lua_State *L = g->L;
+    lua_pushvalue(L, g->fn);
+    lua_pushnumber(L, x);
+    if (g->dim == 3) lua_pushnumber(L, z);
+    if (lua_pcall(L, g->dim == 3 ? 2 : 1, 1, 0) != 0) {
+        lua_replace(L, g->err);
+        return 0;
+    }
+    if (lua_type(L, -1) != LUA_TNUMBER || !isfinite(lua_tonumber(L, -1)) || fabs(lua_tonumber(L, -1)) > IK_MAX_COORD) {
+        const char *got = lua_type(L, -1) == LUA_TNUMBER ? "a number out of range" : luaL_typename(L, -1);
+        if (g->dim == 3)
+            lua_pushfstring(L, "ik.gait: ground returned %s at x = %f, z = %f (a finite number expected: the height there)", got, x, z);
+        else
+            lua_pushfstring(L, "ik.gait: ground returned %s at x = %f (a finite number expected: the height there)", got, x);
+        lua_replace(L, g->err);
+        lua_pop(L, 1);
+        return 0;
+    }
+    *y = lua_tonumber(L, -1) + 0.0;
+    lua_pop(L, 1);
+    return 1;
+}
+
+/* The options table at index 2 read into o (stride required) and groups (leg k's group, or
+   none: *has_groups 0); the ground function goes to index 3 (left nil: none). */
+static void read_gait_options(lua_State *L, int count, ik_gait_options *o, int *group_of, int *has_groups)
+{
+    int has_stride = 0, has_lift = 0, k;
+    ik_real lift = 0;
+    ik_status st;
+    *o = ik_gait_default_options(1);
+    *has_groups = 0;
+    lua_pushnil(L);
+    while (lua_next(L, 2)) {
+        size_t len;
+        const char *key = setting_key(L, &len);
+        if (key_is(key, len, "stride")) {
+            o->stride = setting_number(L, key), has_stride = 1;
+        } else if (key_is(key, len, "step_time")) {
+            o->step_time = setting_number(L, key);
+        } else if (key_is(key, len, "lift")) {
+            lift = setting_number(L, key), has_lift = 1;
+        } else if (key_is(key, len, "lead")) {
+            o->lead = setting_number(L, key);
+        } else if (key_is(key, len, "max_groups")) {
+            o->max_groups = setting_whole(L, key);
+        } else if (key_is(key, len, "ground")) {
+            if (lua_type(L, -1) != LUA_TFUNCTION)
+                luaL_argerror(L, 2, lua_pushfstring(L, "ground: function expected, got %s", luaL_typename(L, -1)));
+            lua_pushvalue(L, -1);
+            lua_replace(L, 3);
+        } else if (key_is(key, len, "groups")) {
+            size_t groups;
+            int j, i;
+            if (lua_type(L, -1) != LUA_TTABLE || is_proxy(L, lua_gettop(L)))
+                luaL_argerror(L, 2, "groups: a plain table of arrays of leg numbers expected");
+            groups = ik_lua_rawlen(L, -1);
+            for (k = 0; k < count; k++) group_of[k] = -1;
+            for (j = 1; (size_t)j <= groups; j++) {
+                size_t size = 0;
+                lua_rawgeti(L, -1, j);
+                if (lua_type(L, -1) == LUA_TTABLE && !is_proxy(L, lua_gettop(L))) size = ik_lua_rawlen(L, -1);
+                if (size == 0)
+                    luaL_argerror(L, 2, lua_pushfstring(L, "groups: group %d is not a plain array of leg numbers", j));
+                for (i = 1; (size_t)i <= size; i++) {
+                    lua_Number v;
+                    lua_rawgeti(L, -1, i);
+                    v = lua_tonumber(L, -1);
+                    if (lua_type(L, -1) != LUA_TNUMBER || !is_whole(v) || v < 1 || v > count)
+                        luaL_argerror(L, 2, lua_pushfstring(L, "groups: group %d holds no leg number in 1..%d", j, count));
+                    if (group_of[(int)v - 1] >= 0)
+                        luaL_argerror(L, 2, lua_pushfstring(L, "groups: leg %d is in more than one group", (int)v));
+                    group_of[(int)v - 1] = j - 1;
+                    lua_pop(L, 1);
+                }
+                lua_pop(L, 1);
+            }
+            for (k = 0; k < count; k++)
+                if (group_of[k] < 0) luaL_argerror(L, 2, lua_pushfstring(L, "groups: leg %d is in no group", k + 1));
+            *has_groups = 1;
+        } else {
+            luaL_argerror(L, 2, lua_pushfstring(L, "unknown key '%s'", key));
+        }
+        lua_pop(L, 1);
+    }
+    if (!has_stride) luaL_argerror(L, 2, "stride: a number > 0 is required");
+    o->lift = has_lift ? lift : IK_DEFAULT_LIFT * o->stride;
+    st = ik_gait_validate(o);
+    if (st != IK_OK) luaL_argerror(L, 2, ik_status_string(st));
+}
+
+static int mod_gait(lua_State *L)
+{
+    ik_chain *stack_legs[SOLVE_BLOCK], **legs = stack_legs;
+    int stack_groups[SOLVE_BLOCK], *group_of = stack_groups, count, k, has_groups;
+    size_t raw_count, size;
+    ik_gait_options options;
+    ik_gait *gait;
+    ik_status st;
+    box *b;
+    lua_settop(L, 2);
+    check_input_table(L, 1);
+    check_input_table(L, 2);
+    raw_count = ik_lua_rawlen(L, 1);
+    if (raw_count < 1) luaL_argerror(L, 1, "at least one leg expected");
+    if (raw_count > IK_MAX_BONES) luaL_argerror(L, 1, "too many legs");
+    count = (int)raw_count;
+    lua_pushnil(L);               /* 3: the ground */
+    lua_createtable(L, count, 1); /* 4: what the gait keeps: its legs, its ground */
+    if (count > SOLVE_BLOCK) {    /* 5, 6: room for many legs, on the stack until the end */
+        legs = (ik_chain **)ik_lua_newuserdata(L, (size_t)count * sizeof *legs);
+        group_of = (int *)ik_lua_newuserdata(L, (size_t)count * sizeof *group_of);
+    }
+    read_gait_options(L, count, &options, group_of, &has_groups);
+    for (k = 1; k <= count; k++) {
+        lua_rawgeti(L, 1, k);
+        legs[k - 1] = to_chain(L, lua_gettop(L));
+        if (legs[k - 1] == NULL) luaL_argerror(L, 1, lua_pushfstring(L, "leg %d is not an ik chain", k));
+        if (ik_chain_dim(legs[k - 1]) != ik_chain_dim(legs[0]))
+            luaL_argerror(L, 1, lua_pushfstring(L, "leg %d: %s", k, ik_status_string(IK_ERR_DIMENSION)));
+        lua_rawseti(L, 4, k);
+    }
+    lua_pushvalue(L, 3);
+    lua_setfield(L, 4, "ground");
+    size = ik_gait_size(count);
+    if (size == 0 || size > (size_t)-1 - sizeof(box)) luaL_argerror(L, 1, ik_status_string(IK_ERR_TOO_LARGE));
+    b = (box *)ik_lua_newbox(L, sizeof(box) + size);
+    b->head.core = NULL;
+    b->head.tag = BOX_GAIT;
+    st = ik_gait_init(b + 1, size, legs, count, has_groups ? group_of : NULL, &options, &gait);
+    if (st == IK_ERR_GROUPS) luaL_argerror(L, 1, "a leg is in the array twice");
+    check_status(L, st, st == IK_ERR_COUNT || st == IK_ERR_DIMENSION ? 1 : 2);
+    b->head.core = gait;
+    lua_pushvalue(L, GAIT_MT);
+    lua_setmetatable(L, -2);
+    lua_pushvalue(L, 4);
+    ik_lua_setkept(L, lua_gettop(L) - 1);
+    return 1;
+}
+
+static int gait_update(lua_State *L)
+{
+    ik_gait *gait = check_gait(L, 1);
+    lua_Number dt = check_number(L, 2);
+    ground_call call;
+    ik_status st;
+    if (!(isfinite(dt) && dt > 0)) luaL_argerror(L, 2, ik_status_string(IK_ERR_TIME_STEP));
+    check_no_more(L, 3, "no value expected (update takes dt)");
+    lua_settop(L, 2);
+    lua_pushnil(L); /* 3: the ground's error */
+    ik_lua_getkept(L, 1);
+    lua_getfield(L, 4, "ground"); /* 5 */
+    call.L = L, call.fn = 5, call.err = 3, call.dim = ik_chain_dim(ik_gait_leg_chain(gait, 0));
+    ik_gait_set_ground(gait, lua_isnil(L, 5) ? NULL : call_ground, &call);
+    st = ik_gait_update(gait, (ik_real)dt);
+    ik_gait_set_ground(gait, NULL, NULL);
+    if (st == IK_ERR_GROUND) {
+        lua_pushvalue(L, 3);
+        return lua_error(L);
+    }
+    if (st != IK_OK) return luaL_error(L, "ik.gait: %s", ik_status_string(st));
+    return 0;
+}
+
+static int gait_foot(lua_State *L)
+{
+    ik_gait *gait = check_gait(L, 1);
+    int k = check_index(L, 2, ik_gait_count(gait)), stepping, d, dim = ik_chain_dim(ik_gait_leg_chain(gait, 0));
+    ik_real p[3], progress;
+    ik_gait_foot(gait, k, p, &stepping, &progress);
+    for (d = 0; d < dim; d++) lua_pushnumber(L, p[d]);
+    lua_pushboolean(L, stepping);
+    lua_pushnumber(L, progress);
+    return dim + 2;
+}
+
+static int gait_reset(lua_State *L)
+{
+    ik_gait_reset(check_gait(L, 1));
+    return 0;
+}
+
+static int gait_count(lua_State *L)
+{
+    lua_pushinteger(L, ik_gait_count(check_gait(L, 1)));
+    return 1;
+}
+
+static int gait_tostring(lua_State *L)
+{
+    ik_gait *gait = check_gait(L, 1);
+    lua_pushfstring(L, "ik.gait(%d leg%s)", ik_gait_count(gait), ik_gait_count(gait) == 1 ? "" : "s");
+    return 1;
+}
+
 /* ---- registration ---- */
 
 static const luaL_Reg chain_methods[] = {
@@ -1757,6 +2035,9 @@ static const luaL_Reg chain_methods[] = {
     {"detach", chain_detach},
     {"parent", chain_parent},
     {"clone", chain_clone},
+    {"drag", chain_drag},
+    {"simulate", chain_simulate},
+    {"set_rest", chain_set_rest},
     {NULL, NULL}
 };
 
@@ -1772,6 +2053,20 @@ static const luaL_Reg rig_methods[] = {
     {"configure", rig_configure},
     {"settings", rig_settings},
     {"solve", rig_solve},
+    {NULL, NULL}
+};
+
+static const luaL_Reg gait_methods[] = {
+    {"update", gait_update},
+    {"foot", gait_foot},
+    {"reset", gait_reset},
+    {"count", gait_count},
+    {NULL, NULL}
+};
+
+static const luaL_Reg gait_metamethods[] = {
+    {"__len", gait_count},
+    {"__tostring", gait_tostring},
     {NULL, NULL}
 };
 
@@ -1792,18 +2087,20 @@ static const luaL_Reg module_functions[] = {
     {"chain3d_points", mod_chain3d_points},
     {"solve_many", mod_solve_many},
     {"rig", mod_rig},
+    {"gait", mod_gait},
     {"_ffi", mod_ffi},
     {NULL, NULL}
 };
 
 /* The number of upvalues every function has: the chain metatable and the rig metatable. */
-#define UPVALUES 2
+#define UPVALUES 3
 
 /* Pushes the upvalues. */
 static void push_upvalues(lua_State *L, int chain_mt, int rig_mt)
 {
     lua_pushvalue(L, chain_mt);
     lua_pushvalue(L, rig_mt);
+    lua_pushvalue(L, rig_mt + 1); /* the gait's, made right after the rig's */
 }
 
 /* A metatable at index mt: methods in __index, metamethods, protected under the name. */
@@ -1834,9 +2131,11 @@ int luaopen_ik_core(lua_State *L)
     chain_mt = lua_gettop(L);
     lua_newtable(L);
     rig_mt = lua_gettop(L);
+    lua_newtable(L); /* the gait's: rig_mt + 1 */
 
     fill_metatable(L, chain_mt, chain_methods, chain_metamethods, "ik.chain", chain_mt, rig_mt);
     fill_metatable(L, rig_mt, rig_methods, rig_metamethods, "ik.rig", chain_mt, rig_mt);
+    fill_metatable(L, rig_mt + 1, gait_methods, gait_metamethods, "ik.gait", chain_mt, rig_mt);
 
     lua_createtable(L, 0, 16);
     push_upvalues(L, chain_mt, rig_mt);

@@ -55,6 +55,8 @@ build = {
                 "src/rig_fabrik.c",
                 "src/rig_relax.c",
                 "src/rig_joint.c",
+                "src/motion.c",
+                "src/gait.c",
                 "src/ik_lua.c",
             },
             incdirs = { "src" },

@@ -191,6 +191,16 @@ describe("hot path allocation (20,000 calls each, < 1 KB)", function()
             end
             return s
         end },
+        { "c:drag(x, y)", function(n)
+            for i = 1, n do c:drag(2 + (i % 7) * 0.1, 1 - (i % 5) * 0.1) end
+        end },
+        { "c:simulate(dt) with gravity and stiffness, its base moving", function(n)
+            c:configure({ gravity = { 0, -9.81 }, stiffness = 10 })
+            for i = 1, n do
+                c:set_base((i % 9) * 0.01, 0)
+                c:simulate(1 / 60)
+            end
+        end },
     }
 
     for _, cs in ipairs(CASES) do
@@ -593,3 +603,27 @@ for _, mode in ipairs(modes) do
         end)
     end)
 end
+
+describe("motion allocation (20,000 frames, < 1 KB)", function()
+    it("a spider's gait:update with a Lua ground, its rig:solve, and a tail's simulate, 2D and 3D", function()
+        local walkers = require("bench.walkers")
+        for _, dim in ipairs({ 2, 3 }) do
+            local w = walkers.spider(dim, 1)
+            local g = ik.gait(w.legs, { stride = 0.5, step_time = 0.2, ground = w.ground, groups = w.groups })
+            local tail = dim == 2 and ik.chain2d({ 0.5, 0.5, 0.5 }) or ik.chain3d({ 0.5, 0.5, 0.5 })
+            tail:attach(w.body, 1)
+            tail:configure({ stiffness = 20, gravity = dim == 2 and { 0, -9.81 } or { 0, -9.81, 0 } })
+            local f = 0
+            local kb = measure(function(n)
+                for _ = 1, n do
+                    f = f + 1
+                    w.place(f / 60)
+                    g:update(1 / 60)
+                    w.rig:solve()
+                    tail:simulate(1 / 60)
+                end
+            end)
+            assert.is_true(kb < LIMIT_KB, string.format("%dD: %.2f KB over %d frames", dim, kb, CALLS))
+        end
+    end)
+end)

@@ -276,6 +276,9 @@ local function header_defaults()
         angle_tolerance = value("ANGLE_TOLERANCE"),
         effector_weight = value("EFFECTOR_WEIGHT"),
         max_turn = math.huge, -- IK_DEFAULT_MAX_TURN: INFINITY, no limit (ik.h)
+        stiffness = 0, -- ik_default_settings: no pull back to the rest pose (ik.h)
+        damping = value("DAMPING"),
+        gravity = { 0, 0 }, -- no gravity (ik.h); 3 numbers on a 3D chain
     }
 end
 
@@ -299,12 +302,14 @@ describe("chain2d settings", function()
         assert.are.equal(c, c:configure({ iterations = 7 }))
         local want = { solver = D.solver, iterations = 7, tolerance = D.tolerance, greed = D.greed, greed_ramp = D.greed_ramp, bend = D.bend,
             escape = D.escape, mix = D.mix, softness = D.softness, stretch = D.stretch,
-            angle_tolerance = D.angle_tolerance, effector_weight = D.effector_weight, max_turn = D.max_turn }
+            angle_tolerance = D.angle_tolerance, effector_weight = D.effector_weight, max_turn = D.max_turn,
+            stiffness = D.stiffness, damping = D.damping, gravity = D.gravity }
         assert.are.same(want, c:settings())
         assert.are.equal(c, c:configure({ solver = "ccd", tolerance = 0.01, greed = 0.25, greed_ramp = not D.greed_ramp, bend = -1 }))
         want = { solver = "ccd", iterations = 7, tolerance = 0.01, greed = 0.25, greed_ramp = not D.greed_ramp, bend = -1,
             escape = D.escape, mix = D.mix, softness = D.softness, stretch = D.stretch,
-            angle_tolerance = D.angle_tolerance, effector_weight = D.effector_weight, max_turn = D.max_turn }
+            angle_tolerance = D.angle_tolerance, effector_weight = D.effector_weight, max_turn = D.max_turn,
+            stiffness = D.stiffness, damping = D.damping, gravity = D.gravity }
         assert.are.same(want, c:settings())
         assert.are.equal(c, c:configure({}))
         assert.are.same(want, c:settings())

@@ -421,6 +421,9 @@ local function header_defaults()
         angle_tolerance = value("ANGLE_TOLERANCE"),
         effector_weight = value("EFFECTOR_WEIGHT"),
         max_turn = math.huge, -- IK_DEFAULT_MAX_TURN: INFINITY, no limit (ik.h)
+        stiffness = 0, -- ik_default_settings: no pull back to the rest pose (ik.h)
+        damping = value("DAMPING"),
+        gravity = { 0, 0, 0 }, -- no gravity (ik.h)
     }
 end
 

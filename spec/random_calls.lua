@@ -342,6 +342,18 @@ KINDS.nonneg = {
 }
 KINDS.weight = KINDS.nonneg
 
+-- simulate's time step: finite and > 0 (a long one is taken as 1 s).
+KINDS.dt = {
+    gen = function(r, ctx, bad)
+        if not bad and r.chance(0.1) then return r.pick({ 0, NEG_ZERO, -1 / 60 }) end -- not > 0: bad
+        return number_value(r, bad, function() return r.pick({ 1 / 60, 1 / 30, 1 / 144, 0.2, 1e-9, 5, 1e300 }) end)
+    end,
+    check = function(v)
+        local ok, x = finite_number(v[1])
+        if not ok or not (x > 0) then return 1 end
+    end,
+}
+
 -- A bound of a joint limit's range: finite and within [-pi, pi].
 KINDS.limit_angle = {
     gen = function(r, ctx, bad)
@@ -551,7 +563,7 @@ end
 -- The keys of configure's table, in a fixed order (the table is read with lua_next: any
 -- bad entry is argument 2 whatever the order).
 local SETTING_KEYS = { "iterations", "tolerance", "angle_tolerance", "greed", "greed_ramp", "bend", "solver",
-    "escape", "stretch", "mix", "softness", "max_turn", "effector_weight", "pole" }
+    "escape", "stretch", "mix", "softness", "max_turn", "effector_weight", "stiffness", "damping", "gravity", "pole" }
 
 -- configure's table: a few keys, each valid or not; unknown keys are errors.
 KINDS.settings = {
@@ -562,7 +574,7 @@ KINDS.settings = {
             return bad and r.chance(0.5)
         end
         for _ = 1, r.int(0, 3) do
-            local key = r.int(1, 15)
+            local key = r.int(1, 18)
             if key == 1 then
                 t.iterations = any_bad() and r.pick({ 0, -1, 1.5, NAN, huge, 2 ^ 31, 2 ^ 40, -2 ^ 40, "x", "5", true })
                     or r.pick({ 1, 2, 3, 8, 64, 100 })
@@ -598,6 +610,21 @@ KINDS.settings = {
             elseif key == 13 then
                 t.effector_weight = any_bad() and r.pick({ -1, -1e-300, NAN, huge, "x", "1", {} })
                     or r.pick({ 0, NEG_ZERO, 1, 2, 0.5, 1e-300, 1e300 })
+            elseif key == 14 then
+                t.stiffness = any_bad() and r.pick({ -1, -1e-300, NAN, huge, "x", "1", {} })
+                    or r.pick({ 0, NEG_ZERO, 1, 50, 1e4, 1e-300, 1e300 })
+            elseif key == 15 then
+                t.damping = any_bad() and r.pick({ -1, -1e-300, NAN, huge, "x", "1", {} })
+                    or r.pick({ 0, NEG_ZERO, 0.5, 3, 1e-300, 1e300 })
+            elseif key == 16 then
+                local dim = ctx.dim or 3
+                if any_bad() then
+                    t.gravity = r.pick({ 9.81, "x", {}, { 0 }, { 0, 0, 0, 0 }, { NAN, 0, 0 }, { 0, huge, 0 },
+                        { 1e301, 0, 0 }, { "1", 0, 0 }, setmetatable({ 0, -1, 0 }, { __index = function() return 0 end }) })
+                else
+                    t.gravity = { r.pick({ 0, -9.81, 3, 1e300, -1e-300 }), r.pick({ -9.81, 0, 1e300 }), r.pick({ 0, 2, -1e300 }) }
+                    if dim == 2 then t.gravity[3] = nil end
+                end
             else
                 local dim = ctx.dim or 3
                 if any_bad() or dim == 2 and r.chance(0.1) then
@@ -623,7 +650,8 @@ KINDS.settings = {
             if type(k) ~= "string" then return 1 end
             if k == "iterations" then
                 if not (is_whole(x) and x >= 1 and x <= INT_MAX) then return 1 end
-            elseif k == "tolerance" or k == "angle_tolerance" or k == "softness" or k == "effector_weight" then
+            elseif k == "tolerance" or k == "angle_tolerance" or k == "softness" or k == "effector_weight"
+                or k == "stiffness" or k == "damping" then
                 local ok, n = finite_number(x)
                 if not ok or n < 0 then return 1 end
             elseif k == "greed" then
@@ -642,6 +670,12 @@ KINDS.settings = {
                 if type(x) ~= "string" or not known_solver(x) then return 1 end
                 -- two_bone takes 2 bones, or 3 for an orientation goal (checked when solving)
                 if x == "two_bone" and ctx.n ~= 2 and ctx.n ~= 3 then return 1 end
+            elseif k == "gravity" then
+                if not plain_table(x) or rawlen(x) ~= ctx.dim then return 1 end
+                for i = 1, ctx.dim do
+                    local ok, c = finite_number(rawget(x, i))
+                    if not ok or not within_range(c) then return 1 end
+                end
             elseif k == "pole" then
                 if ctx.dim ~= 3 then return 1 end
                 if x ~= false then
@@ -746,7 +780,8 @@ local function snapshot(c)
     for i = 1, n + 1 do s.w[i] = c:weight(i) end
     local st = c:settings()
     s.settings = { st.solver, st.iterations, st.tolerance, st.angle_tolerance, st.greed, st.greed_ramp, st.bend,
-        st.escape, st.mix, st.softness, st.stretch, st.max_turn, st.effector_weight }
+        st.escape, st.mix, st.softness, st.stretch, st.max_turn, st.effector_weight, st.stiffness, st.damping }
+    for d = 1, dim do push_all(s.settings, st.gravity[d]) end
     if dim == 3 then
         if st.pole then push_all(s.settings, st.pole[1], st.pole[2], st.pole[3]) else push_all(s.settings, false) end
     end
@@ -1258,6 +1293,7 @@ M.OPS = {
     -- many chains at once, and rigs: made and judged by hand (see run())
     { name = "solve_many", special = "solve_many", weight = 5 },
     { name = "rig", special = "rig", weight = 4 },
+    { name = "gait", special = "gait", weight = 2 },
 
     -- methods for both dimensions
     { name = "count", self = "any", args = {}, keeps = ALL, post = returns(function(s) return { s.n } end) },
@@ -1332,7 +1368,7 @@ M.OPS = {
             end
             local st = call.after[call.entry].st
             for _, k in ipairs(SETTING_KEYS) do
-                if k ~= "pole" and not same(rawget(t, k), st[k]) then
+                if k ~= "pole" and k ~= "gravity" and not same(rawget(t, k), st[k]) then
                     return fmt("settings().%s is %s", k, show(rawget(t, k)))
                 end
             end
@@ -1388,6 +1424,29 @@ M.OPS = {
     { name = "detach", self = "any", args = {}, keeps = without(ALL, "parent"), weight = 2, post = "detach" },
     { name = "parent", self = "any", args = {}, keeps = ALL, post = "parent" },
     { name = "clone", self = "any", args = {}, keeps = ALL, weight = 2, post = "clone" },
+    -- motion over time
+    { name = "drag", self = "any", args = target_args, no_more = no_more_dim(3, 4), weight = 2,
+        check = function(ctx)
+            if ctx.entry.parent then return 0 end -- an attached chain's base is held
+        end,
+        keeps = without(ALL, "pos", "base", "world", "pose"),
+        post = function(call)
+            local s, a = call.after[call.entry], call.args
+            if s.dim == 3 then
+                for i = 1, s.n do
+                    if s.limit_of[i][1] == "hinge" then return nil end -- a hinge may hold the tip back
+                end
+            end
+            local n, dim = s.n, s.dim
+            local scale = max(1, abs(a[1]), abs(a[2]), abs(a[3] or 0))
+            for i = 1, n do scale = max(scale, s.len[i] * s.stretch[1]) end
+            local far = 0
+            for d = 1, dim do far = max(far, abs(s.pos[n * dim + d] - a[d])) end
+            if far > 1e-9 * scale * n then return fmt("the tip is %s from the point", show(far)) end
+        end },
+    { name = "simulate", self = "any", args = { "dt" }, no_more = 2, weight = 2,
+        keeps = without(ALL, "pos", "world", "pose") },
+    { name = "set_rest", self = "any", args = {}, keeps = ALL },
 
     -- 2D only
     { name = "angle", self = 2, args = { "bone" }, keeps = ALL, post = returns(per_bone("pose")) },
@@ -2746,6 +2805,103 @@ function M.run(opts)
         return args, n, nil, entries
     end
 
+    -- ik.gait(legs, options): legs of its own (a body with 1 to 4 legs, or free legs, so
+    -- the gait's goals touch no chain of the pool), options valid or not, or legs that are
+    -- not. The oracle follows the binding's order: the two tables, the leg count, the
+    -- options, then each leg, then a leg twice.
+    local function make_gait(mode)
+        local dirty = mode ~= "clean"
+        local dim = r.chance(0.5) and 2 or 3
+        local function chain(lengths) return dim == 2 and ik.chain2d(lengths) or ik.chain3d(lengths) end
+        local body = chain({ 1 })
+        local legs = {}
+        for k = 1, r.int(1, 4) do
+            local leg = chain({ 0.5 + r.unit(), 0.5 + r.unit() })
+            if r.chance(0.7) then leg:attach(body, r.int(1, 2)) end
+            legs[k] = leg
+        end
+        local o = { stride = r.pick({ 0.3, 1, 1e-9, 1e300 }) }
+        if r.chance(0.3) then o.step_time = r.pick({ 0.1, 0.25, 1e-6, 5 }) end
+        if r.chance(0.3) then o.lift = r.pick({ 0, 0.1, 2 }) end
+        if r.chance(0.3) then o.lead = r.pick({ 0, 0.5, 2 }) end
+        if r.chance(0.3) then o.max_groups = r.int(1, 3) end
+        if r.chance(0.5) then o.ground = function(x, z) return 0.1 * math.sin(x) + 0.05 * (z or 0) end end
+        if r.chance(0.3) and #legs >= 2 then o.groups = { { 1 }, {} }
+            for k = 2, #legs do table.insert(o.groups[2], k) end
+        end
+        local bad_options = false
+        if dirty then
+            local k = r.int(1, 12)
+            if k == 1 then legs = {}
+            elseif k == 2 then legs[#legs + 1] = not_a_chain(r)
+            elseif k == 3 then legs[#legs + 1] = dim == 2 and ik.chain3d({ 1 }) or ik.chain2d({ 1 })
+            elseif k == 4 then legs[#legs + 1] = legs[1]
+            elseif k == 5 then legs = r.pick({ 5, "x", true, body })
+            elseif k == 6 then proxy(legs)
+            elseif k == 7 then o.stride = r.pick({ 0, NEG_ZERO, -1, NAN, huge, 1e301, "1", nil })
+            elseif k == 8 then o[r.pick({ "step_time", "lift", "lead" })] = r.pick({ -1, NAN, huge, "x", {} })
+            elseif k == 9 then o.max_groups = r.pick({ 0, -1, 1.5, NAN, "2" })
+            elseif k == 10 then o[r.pick({ "ground", "groups", "nope" })] = r.pick({ 5, "x", { { 9 } } })
+            elseif k == 11 then o.groups = r.pick({ {}, { {} }, { { 1, 1 } }, { { 0 } }, { { 1.5 } } })
+            else o = r.pick({ 5, "x", nil }) end
+        end
+        local args, n = { legs, o }, 2
+        if mode == "missing" then args, n = { legs }, 1 end
+        -- the oracle
+        local a, t = args[1], args[2]
+        if not plain_table(a) then return args, n, 1 end
+        if not plain_table(t) then return args, n, 2 end
+        local count = rawlen(a)
+        if count < 1 then return args, n, 1 end
+        local stride = rawget(t, "stride")
+        for key, v in next, t do
+            if key == "stride" or key == "step_time" or key == "lift" or key == "lead" then
+                if type(v) ~= "number" then return args, n, 2 end
+            elseif key == "max_groups" then
+                if not is_whole(v) then return args, n, 2 end
+            elseif key == "ground" then
+                if type(v) ~= "function" then return args, n, 2 end
+            elseif key == "groups" then
+                if not plain_table(v) then return args, n, 2 end
+                local seen = {}
+                for j = 1, rawlen(v) do
+                    local grp = rawget(v, j)
+                    if not plain_table(grp) or rawlen(grp) == 0 then return args, n, 2 end
+                    for i = 1, rawlen(grp) do
+                        local x = rawget(grp, i)
+                        if not is_whole(x) or x < 1 or x > count or seen[x] then return args, n, 2 end
+                        seen[x] = true
+                    end
+                end
+                for k = 1, count do if not seen[k] then return args, n, 2 end end
+            else
+                return args, n, 2
+            end
+        end
+        if type(stride) ~= "number" or not (stride > 0) or not within_range(stride) then return args, n, 2 end
+        local step_time, lead = rawget(t, "step_time"), rawget(t, "lead")
+        local lift, most = rawget(t, "lift"), rawget(t, "max_groups") or 1
+        if step_time == nil then step_time = 0.25 end
+        if lead == nil then lead = 0.5 end
+        if lift == nil then lift = 0.25 * stride end
+        if not (within_range(step_time) and step_time > 0) or not (within_range(lift) and lift >= 0)
+            or not (is_finite(lead) and lead >= 0 and lead * stride <= M.COORD_MAX) or most < 1 then
+            return args, n, 2
+        end
+        local d, seen = nil, {}
+        for k = 1, count do
+            local c = rawget(a, k)
+            if type(c) ~= "userdata" or getmt(c) ~= chain_mt then return args, n, 1 end
+            d = d or c:dim()
+            if c:dim() ~= d then return args, n, 1 end
+        end
+        for k = 1, count do
+            if seen[rawget(a, k)] then return args, n, 1 end
+            seen[rawget(a, k)] = true
+        end
+        return args, n, nil
+    end
+
     -- ik.rig(chains): a random tree of the pool's chains, or one that is not.
     local function make_rig(mode)
         local dirty = mode ~= "clean"
@@ -2898,6 +3054,12 @@ function M.run(opts)
                     if type(got) ~= "table" or abs(got[1] - x) > 1e-12 or abs(got[2] - y) > 1e-12
                         or abs(got[3] - z) > 1e-12 then
                         return "pole reads " .. show(got)
+                    end
+                end
+            elseif k == "gravity" then
+                for d = 1, e.c:dim() do
+                    if type(got) ~= "table" or not same(got[d], rawget(v, d) + 0.0) then
+                        return "gravity reads " .. show(got)
                     end
                 end
             elseif not same(got, type(v) == "number" and v + 0.0 or v) then
@@ -3235,6 +3397,46 @@ function M.run(opts)
         if opts.trace then opts.trace(0, "      made " .. describe_rig(rec)) end
         if #rigs < RIG_MAX then rigs[#rigs + 1] = rec else rigs[r.int(1, RIG_MAX)] = rec end
     end
+    -- A gait made: it walks its body a few frames; planted feet stay, feet are finite, and
+    -- every leg's goal is its foot.
+    POST.gait = function(call, ret)
+        local g, legs = ret[1], call.args[1]
+        if ret.n ~= 1 or type(g) ~= "userdata" or tostring(g) ~= fmt("ik.gait(%d leg%s)", rawlen(legs), rawlen(legs) == 1 and "" or "s") then
+            return "did not return a gait"
+        end
+        if #g ~= rawlen(legs) then return "#gait is " .. show(#g) end
+        local dim = rawget(legs, 1):dim()
+        local before = {}
+        for f = 1, 5 do
+            local body = rawget(legs, 1):parent()
+            if body then
+                if dim == 2 then body:set_base(f * 0.2, 0) else body:set_base(f * 0.2, 0, 0) end
+            end
+            local ok, err = pcall(g.update, g, 1 / 30)
+            if not ok then return "update failed: " .. tostring(err) end
+            for k = 1, #g do
+                local v = pack(g:foot(k))
+                if v.n ~= dim + 2 then return fmt("foot(%d) returned %d values", k, v.n) end
+                for d = 1, dim do
+                    if not is_finite(v[d]) then return fmt("foot %d is not finite", k) end
+                end
+                local t = pack(rawget(legs, k):target())
+                for d = 1, dim do
+                    if t[d] ~= v[d] then return fmt("leg %d's goal is not its foot", k) end
+                end
+                local b = before[k]
+                -- (a step shorter than a frame starts and lands within one update)
+                local step_time = rawget(call.args[2], "step_time") or 0.25
+                if b and not b[dim + 1] and not v[dim + 1] and step_time > 1 / 30 then
+                    for d = 1, dim do
+                        if b[d] ~= v[d] then return fmt("planted foot %d moved", k) end
+                    end
+                end
+                before[k] = v
+            end
+        end
+        event("gait made and walked")
+    end
     POST.rig_count = function(call, ret)
         if not (ret.n == 1 and ret[1] == #call.rig.entries) then return "returned " .. show(ret[1]) end
     end
@@ -3539,6 +3741,8 @@ function M.run(opts)
             end
         elseif op.special == "rig" then
             call.args, call.n, call.bad, call.entries = make_rig(mode)
+        elseif op.special == "gait" then
+            call.args, call.n, call.bad = make_gait(mode)
         else
             local ctx = { n = 2, dim = op.creates or 2 }
             call.args, call.n, call.bad = make_args(op.args, ctx, mode, op.no_more, op.no_more_first)
@@ -3778,6 +3982,8 @@ function M.run(opts)
                 why = POST.solve_many(call, ret)
             elseif op.special == "rig" then
                 why = POST.rig(call, ret)
+            elseif op.special == "gait" then
+                why = POST.gait(call, ret)
             elseif op.special == "rig_solve" then
                 why = POST.rig_solve(call, ret)
             elseif op.special == "points" then

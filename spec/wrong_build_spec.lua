@@ -49,7 +49,7 @@ describe_posix("require('ik') with a build for another Lua", function()
         -- host, build, what the host is called, its build's make target, the loader's words
         { "luajit", "lua5.4", "in LuaJIT 2.1", "`make luajit` (build/luajit/ik/core.so)",
             "undefined symbol: lua_newuserdatauv|lua_getiuservalue|lua_setiuservalue" },
-        { "lua5.4", "luajit", "in Lua 5.4", "`make` (ik/core.so)", "undefined symbol: lua_objlen|lua_replace" },
+        { "lua5.4", "luajit", "in Lua 5.4", "`make` (ik/core.so)", "undefined symbol: lua_objlen|lua_replace|lua_pcall" },
         { "lua5.1", "luajit", "in Lua 5.1", "`make lua5.1` (build/lua5.1/ik/core.so)",
             "undefined symbol: luaL_setfuncs" },
         { "lua5.4", "lua5.3", "in Lua 5.4", "`make` (ik/core.so)", "undefined symbol: lua_newuserdata" },

@@ -46,6 +46,17 @@ const char *ik_status_string(ik_status status)
     case IK_ERR_NOT_A_TREE: return "the chains do not form one tree";
     case IK_ERR_RIG_CHANGED: return "the rig's chains were attached or detached since it was made";
     case IK_ERR_RIG_SOLVER: return "a rig's solver must be 'fabrik' or 'relax'";
+    case IK_ERR_GRAVITY: return "gravity must have finite components of magnitude at most 1e300";
+    case IK_ERR_STIFFNESS: return "stiffness must be a finite number >= 0";
+    case IK_ERR_DAMPING: return "damping must be a finite number >= 0";
+    case IK_ERR_TIME_STEP: return "dt must be a finite number > 0";
+    case IK_ERR_STRIDE: return "stride must be a finite number > 0";
+    case IK_ERR_STEP_TIME: return "step_time must be a finite number > 0";
+    case IK_ERR_LIFT: return "lift must be a finite number >= 0";
+    case IK_ERR_LEAD: return "lead must be a finite number >= 0";
+    case IK_ERR_GROUPS: return "groups must hold every leg exactly once, each group a leg or more";
+    case IK_ERR_MAX_GROUPS: return "max_groups must be an integer >= 1";
+    case IK_ERR_GROUND: return "ground must return a finite number (the height there)";
     }
     return "unknown status";
 }
@@ -88,6 +99,7 @@ ik_settings ik_default_settings(void)
     s.stretch = IK_DEFAULT_STRETCH;
     s.max_turn = INFINITY;
     s.effector_weight = IK_DEFAULT_EFFECTOR_WEIGHT;
+    s.damping = IK_DEFAULT_DAMPING;
     return s;
 }
 
@@ -106,6 +118,9 @@ ik_status ik_settings_validate(const ik_settings *s)
     /* NaN fails too (tested first: an ordered comparison with NaN raises FE_INVALID); infinity is "off" */
     if (isnan(s->max_turn) || !(s->max_turn > 0)) return IK_ERR_MAX_TURN;
     if (!finite_at_least_zero(s->effector_weight)) return IK_ERR_EFFECTOR_WEIGHT;
+    if (ik_check_coords(s->gravity, 3) != IK_OK) return IK_ERR_GRAVITY;
+    if (!finite_at_least_zero(s->stiffness)) return IK_ERR_STIFFNESS;
+    if (!finite_at_least_zero(s->damping)) return IK_ERR_DAMPING;
     if (s->use_pole) {
         ik_vec3 p = ik_v3(s->pole[0], s->pole[1], s->pole[2]);
         if (!isfinite(p.x) || !isfinite(p.y) || !isfinite(p.z)) return IK_ERR_POLE;
@@ -121,12 +136,12 @@ ik_status ik_settings_validate(const ik_settings *s)
 
 /*
  * Numbers a chain of n bones keeps past the header, as per_bone * n + extra. Both: length,
- * weight (n + 1), joint, dir and work (dim each; joint and work n + 1), and a limit. 2D adds
- * turn and prev_turn (2 each), angle and prev_angle; 3D adds rot, wrot, prev_rot and
- * points_rot (4 each).
+ * weight (n + 1), joint, dir and work (dim each; joint and work n + 1), sim (2 dim, n + 1),
+ * sim_scratch (dim + 2), and a limit. 2D adds turn, prev_turn, rest_turn and sim_turn (2 each), angle and
+ * prev_angle; 3D adds rot, wrot, prev_rot, points_rot, rest_rot and sim_rot (4 each).
  */
-static size_t reals_per_bone(int dim) { return dim == 2 ? 1 + 1 + 2 * 3 + 6 : 1 + 1 + 3 * 3 + 16; }
-static size_t reals_extra(int dim) { return 1 + 2 * (size_t)dim; }
+static size_t reals_per_bone(int dim) { return dim == 2 ? 1 + 1 + 2 * 5 + 4 + 8 + 2 : 1 + 1 + 3 * 5 + 5 + 24; }
+static size_t reals_extra(int dim) { return 1 + 4 * (size_t)dim; }
 
 static size_t chain_size(int dim, int n)
 {
@@ -155,18 +170,26 @@ static void layout(ik_chain *c)
     c->joint = p, p += dim * (n + 1);
     c->dir = p, p += dim * n;
     c->work = p, p += dim * (n + 1);
+    c->sim = p, p += 2 * dim * (n + 1);
+    c->sim_scratch = p, p += (dim + 2) * n;
     c->turn = NULL, c->angle = NULL, c->prev_turn = NULL, c->prev_angle = NULL;
+    c->rest_turn = NULL, c->sim_turn = NULL;
     c->rot = NULL, c->wrot = NULL, c->prev_rot = NULL, c->points_rot = NULL;
+    c->rest_rot = NULL, c->sim_rot = NULL;
     if (dim == 2) {
         c->turn = (ik_vec2 *)p, p += 2 * n;
         c->prev_turn = (ik_vec2 *)p, p += 2 * n;
+        c->rest_turn = (ik_vec2 *)p, p += 2 * n;
+        c->sim_turn = (ik_vec2 *)p, p += 2 * n;
         c->angle = p, p += n;
         c->prev_angle = p;
     } else {
         c->rot = (ik_quat *)p, p += 4 * n;
         c->wrot = (ik_quat *)p, p += 4 * n;
         c->prev_rot = (ik_quat *)p, p += 4 * n;
-        c->points_rot = (ik_quat *)p;
+        c->points_rot = (ik_quat *)p, p += 4 * n;
+        c->rest_rot = (ik_quat *)p, p += 4 * n;
+        c->sim_rot = (ik_quat *)p;
     }
 }
 
@@ -209,8 +232,8 @@ static ik_status chain_init(int dim, void *memory, size_t size, int n, const ik_
     layout(c);
     for (i = 0; i < n; i++) {
         c->length[i] = lengths[i] + 0.0; /* + 0.0 turns -0 into +0 */
-        if (dim == 2) ik_chain_set_turn_angle(c, i, 0);
-        else c->rot[i] = ik_q_identity();
+        if (dim == 2) ik_chain_set_turn_angle(c, i, 0), c->rest_turn[i] = ik_v2(1, 0);
+        else c->rot[i] = ik_q_identity(), c->rest_rot[i] = ik_q_identity();
     }
     for (i = 0; i <= n; i++) c->weight[i] = 1;
     ik_chain_lengths_changed(c);
@@ -293,6 +316,7 @@ void ik_chain_lengths_changed(ik_chain *c)
     }
     c->reach = total;
     c->longest = longest;
+    c->sim_live = 0; /* simulate's joints were at the old lengths */
     /* A stretched bone stays within the range of ik.h, so no joint can overflow. */
     if (longest * c->scale > IK_MAX_COORD) {
         c->scale = IK_MAX_COORD / longest; /* longest * scale > 1e300: no overflow here */
@@ -807,6 +831,10 @@ ik_status ik_chain_configure(ik_chain *c, const ik_settings *settings)
     c->settings.softness += 0.0;
     c->settings.mix += 0.0;
     c->settings.effector_weight += 0.0;
+    c->settings.stiffness += 0.0;
+    c->settings.damping += 0.0;
+    c->settings.gravity[0] += 0.0, c->settings.gravity[1] += 0.0;
+    c->settings.gravity[2] = c->dim == 3 ? settings->gravity[2] + 0.0 : 0;
     if (c->settings.use_pole) {
         /* Normalised once, so no solve multiplies a pole near 1e308 (ik_v3_normalize_or
            rescales first, so this itself cannot overflow). */

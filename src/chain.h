@@ -19,6 +19,9 @@
  *   rig.c        several chains solved together: the tree and the solve's order, with
  *                rig_fabrik.c and rig_relax.c (each rig solver's passes) and rig_joint.c
  *                (the stages on rotations); rig_tree.h is what the four share
+ *   motion.c     chains moved over time: follow-the-leader (drag), secondary motion
+ *                (simulate)
+ *   gait.c       a stepping controller: feet that plant and step, setting legs' goals
  *   ik_lua.c     the Lua binding (the only file that includes lua.h)
  *
  * A chain is one block: this header followed by its arrays. Two things can be the truth
@@ -100,6 +103,17 @@ struct ik_chain {
     ik_vec2 target_turn;   /* 2D: (cos, sin) of target_angle */
     ik_quat target_rot;    /* 3D */
 
+    /* Secondary motion (motion.c): the state simulate keeps between calls. */
+    int sim_live;          /* sim holds the joints of the last two sub-steps, and the local
+                              pose has not changed since (sim_pose): the joints keep their speed */
+    ik_real sim_scale;     /* the stretch factor then */
+    ik_vec3 sim_base;      /* the base then, which the next call's sub-steps move from */
+    ik_vec3 sim_base_before; /* the base a call earlier, and that call's time (0: none): the
+                                base's path through the three is a parabola */
+    ik_real sim_time;
+    ik_real sim_base_angle; /* 2D */
+    ik_quat sim_base_rot;   /* 3D */
+
     ik_real *length;    /* [n] */
     ik_real *weight;    /* [n + 1] relaxation weight per joint, aim weight per bone */
     ik_real *joint;     /* [(n + 1) * dim] world positions */
@@ -117,6 +131,14 @@ struct ik_chain {
     ik_quat *points_rot; /* 3D [n]: the world rotations a solver on points (FABRIK,
                             relaxation) derives its pose from, kept over joint-space steps
                             (joint_space.c) */
+    ik_real *sim;        /* [2 (n + 1) dim]: the joints after the last sub-step of simulate,
+                            then the ones a sub-step before: their speed */
+    ik_real *sim_scratch; /* [n (dim + 2)]: a sub-step's bone directions before it (dim
+                             each), and its tridiagonal sweep (2 each) */
+    ik_vec2 *rest_turn;  /* 2D [n]: the rest pose simulate's stiffness pulls towards */
+    ik_quat *rest_rot;   /* 3D [n] */
+    ik_vec2 *sim_turn;   /* 2D [n]: the local pose simulate left (a change gives no speed) */
+    ik_quat *sim_rot;    /* 3D [n] */
     ik_limit *limit;     /* [n] */
 };
 

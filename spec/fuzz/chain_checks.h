@@ -18,7 +18,9 @@
 
 #define MAX_BONES 12
 
-#define BIT(status) (1u << (status))
+/* A set of statuses (there are more than 32). */
+typedef unsigned long long errset;
+#define BIT(status) (1ull << (status))
 
 typedef struct slot {
     ik_chain *chain; /* NULL: no chain */
@@ -264,7 +266,7 @@ static inline void check_sound(const slot *s, const char *what)
 
 /* ---- arguments ---- */
 
-static inline unsigned length_errors(ik_real v)
+static inline errset length_errors(ik_real v)
 {
     if (!isfinite(v)) return BIT(IK_ERR_NOT_FINITE);
     if (v < 0) return BIT(IK_ERR_NEGATIVE);
@@ -281,15 +283,15 @@ static inline int take_index(reader *r, int count)
     return v == 3 ? count : bad[v];
 }
 
-static inline unsigned index_errors(int i, int count)
+static inline errset index_errors(int i, int count)
 {
     return i < 0 || i >= count ? BIT(IK_ERR_INDEX) : 0;
 }
 
-static inline unsigned coord_errors(const ik_real *v, int count)
+static inline errset coord_errors(const ik_real *v, int count)
 {
     int k;
-    unsigned e = 0;
+    errset e = 0;
     for (k = 0; k < count; k++) {
         if (!isfinite(v[k])) return BIT(IK_ERR_NOT_FINITE);
         if (fabs(v[k]) > IK_MAX_COORD) e = BIT(IK_ERR_RANGE);
@@ -322,7 +324,7 @@ static inline void take_target(reader *r, const slot *s, ik_real t[3])
     }
 }
 
-static inline unsigned quat_errors(const ik_real q[4])
+static inline errset quat_errors(const ik_real q[4])
 {
     int k;
     for (k = 0; k < 4; k++)
@@ -365,12 +367,20 @@ static inline ik_settings take_settings(reader *r, const ik_settings *current)
         s.max_turn = v < 64 ? INFINITY : v < 160 ? (v - 63) / 32.0 : take_real(r);
     }
     if (fields & 16384) s.effector_weight = take_u8(r) < 128 ? take_u8(r) / 16.0 : take_real(r);
+    if (fields & 32768) { /* secondary motion: mostly sensible numbers, sometimes any */
+        uint8_t how = take_u8(r);
+        if (how & 1) s.gravity[0] = take_real(r), s.gravity[1] = take_real(r), s.gravity[2] = take_real(r);
+        else if (how & 2) s.gravity[0] = 0, s.gravity[1] = -9.81, s.gravity[2] = 0;
+        if (how & 4) s.stiffness = how & 8 ? take_real(r) : take_u8(r) * 4.0;
+        if (how & 16) s.damping = how & 32 ? take_real(r) : take_u8(r) / 32.0;
+    }
     return s;
 }
 
 /* The status ik_settings_validate gives: its rules in its order. */
-static inline unsigned validate_errors(const ik_settings *s)
+static inline errset validate_errors(const ik_settings *s)
 {
+    int k;
     if (s->iterations < 1) return BIT(IK_ERR_ITERATIONS);
     if (!(isfinite(s->tolerance) && s->tolerance >= 0)) return BIT(IK_ERR_TOLERANCE);
     if (!(isfinite(s->angle_tolerance) && s->angle_tolerance >= 0))
@@ -383,6 +393,10 @@ static inline unsigned validate_errors(const ik_settings *s)
     if (isnan(s->max_turn) || !(s->max_turn > 0)) return BIT(IK_ERR_MAX_TURN);
     if (!(isfinite(s->effector_weight) && s->effector_weight >= 0))
         return BIT(IK_ERR_EFFECTOR_WEIGHT);
+    for (k = 0; k < 3; k++)
+        if (!(isfinite(s->gravity[k]) && fabs(s->gravity[k]) <= IK_MAX_COORD)) return BIT(IK_ERR_GRAVITY);
+    if (!(isfinite(s->stiffness) && s->stiffness >= 0)) return BIT(IK_ERR_STIFFNESS);
+    if (!(isfinite(s->damping) && s->damping >= 0)) return BIT(IK_ERR_DAMPING);
     if (s->use_pole) {
         int zero = s->pole[0] == 0 && s->pole[1] == 0 && s->pole[2] == 0;
         if (!isfinite(s->pole[0]) || !isfinite(s->pole[1]) || !isfinite(s->pole[2]) || zero)
@@ -391,10 +405,21 @@ static inline unsigned validate_errors(const ik_settings *s)
     return 0;
 }
 
-/* The status ik_chain_configure gives: ik_settings_validate's, then the chain's own rules. */
-static inline unsigned settings_errors(const ik_settings *s, const slot *c)
+/* The status ik_gait_validate gives: its rules in its order. */
+static inline errset validate_gait(const ik_gait_options *o)
 {
-    unsigned e = validate_errors(s);
+    if (!(isfinite(o->stride) && o->stride > 0 && o->stride <= IK_MAX_COORD)) return BIT(IK_ERR_STRIDE);
+    if (!(isfinite(o->step_time) && o->step_time > 0 && o->step_time <= IK_MAX_COORD)) return BIT(IK_ERR_STEP_TIME);
+    if (!(isfinite(o->lift) && o->lift >= 0 && o->lift <= IK_MAX_COORD)) return BIT(IK_ERR_LIFT);
+    if (!(isfinite(o->lead) && o->lead >= 0 && o->lead * o->stride <= IK_MAX_COORD)) return BIT(IK_ERR_LEAD);
+    if (o->max_groups < 1) return BIT(IK_ERR_MAX_GROUPS);
+    return 0;
+}
+
+/* The status ik_chain_configure gives: ik_settings_validate's, then the chain's own rules. */
+static inline errset settings_errors(const ik_settings *s, const slot *c)
+{
+    errset e = validate_errors(s);
     if (e) return e;
     /* two_bone: 2 bones, or 3 for an orientation goal (checked when solving) */
     if (s->solver == IK_SOLVER_TWO_BONE && c->n != 2 && c->n != 3) return BIT(IK_ERR_NOT_TWO_BONE);
@@ -423,11 +448,11 @@ static inline int has_target(const slot *s, ik_real out[3])
 }
 
 /* What a solve with solver of slot s's chain towards target (NULL: the kept goal) returns. */
-static inline unsigned solve_errors(const slot *s, ik_solver solver, const ik_real *target)
+static inline errset solve_errors(const slot *s, ik_solver solver, const ik_real *target)
 {
     ik_real kept[3];
     if (target) {
-        unsigned e = coord_errors(target, s->dim);
+        errset e = coord_errors(target, s->dim);
         if (e) return e;
     } else if (!has_target(s, kept)) {
         return BIT(IK_ERR_NO_TARGET);

@@ -63,7 +63,7 @@ static void build(slot *s, reader *r)
     uint8_t how = take_u8(r);
     /* exactly n lengths on the heap, so reading one more is an error the sanitizer sees */
     ik_real *lengths = (ik_real *)malloc(sizeof(ik_real) * (size_t)(valid_n ? n : 1));
-    unsigned expect = 0;
+    errset expect = 0;
     size_t size = dim == 2 ? ik_chain2d_size(n) : ik_chain3d_size(n), given = size;
     ik_chain *chain = NULL;
     void *memory = NULL;
@@ -84,10 +84,10 @@ static void build(slot *s, reader *r)
         ik_status *status = (how & 2) ? &st : NULL; /* the status pointer is optional */
         chain = dim == 2 ? ik_chain2d_create(n, lengths, status)
                          : ik_chain3d_create(n, lengths, status);
-        CHECK((chain == NULL) == (expect != 0), "create: %s, expected %#x",
+        CHECK((chain == NULL) == (expect != 0), "create: %s, expected %#llx",
               chain ? "built" : "refused", expect);
         CHECK(status == NULL || (chain ? st == IK_OK : (BIT(st) & expect) != 0),
-              "create: status %d, expected %#x", st, expect);
+              "create: status %d, expected %#llx", st, expect);
         memory = chain; /* the block starts at the chain: ik_chain_destroy frees that pointer */
     } else {
         /* exact size, one byte too few, or no memory at all */
@@ -99,7 +99,7 @@ static void build(slot *s, reader *r)
         chain = sentinel;
         st = CORE(dim == 2 ? ik_chain2d_init(memory, given, n, lengths, &chain)
                            : ik_chain3d_init(memory, given, n, lengths, &chain));
-        CHECK(expect ? (BIT(st) & expect) != 0 : st == IK_OK, "init: status %d, expected %#x", st,
+        CHECK(expect ? (BIT(st) & expect) != 0 : st == IK_OK, "init: status %d, expected %#llx", st,
               expect);
         CHECK(st == IK_OK || chain == sentinel, "init failed but set *out");
         if (st != IK_OK) {
@@ -179,6 +179,10 @@ enum {
     OP_CHECK,
     OP_UPDATE,
     OP_REACH,
+    OP_DRAG,
+    OP_SIMULATE,
+    OP_SET_REST,
+    OP_GAIT,
     OP_COUNT_OF_OPS
 };
 
@@ -261,7 +265,7 @@ static void solve_many(reader *r)
     observed seen[4];
     int count = take_u8(r) % 5, k, d, reached = -7, failed = -7, want_failed = -1, dim = 0;
     int kept = take_u8(r) < 64; /* targets NULL: each towards its kept goal */
-    unsigned expect = 0;
+    errset expect = 0;
     ik_status st;
     for (k = 0; k < count; k++) {
         of[k] = &slots[take_u8(r) % MAX_CHAINS];
@@ -274,7 +278,7 @@ static void solve_many(reader *r)
     for (k = 0; k < count; k++)
         for (d = 0; d < dim; d++) targets[k * dim + d] = targets[3 * k + d];
     for (k = 0; k < count && want_failed < 0; k++) {
-        unsigned e = of[k]->dim != dim ? BIT(IK_ERR_DIMENSION)
+        errset e = of[k]->dim != dim ? BIT(IK_ERR_DIMENSION)
                                        : solve_errors(of[k], ik_chain_settings(chains[k])->solver,
                                                       kept ? NULL : &targets[k * dim]);
         if (e) want_failed = k, expect = e;
@@ -287,7 +291,7 @@ static void solve_many(reader *r)
     st = CORE(ik_solve_many(count ? chains : NULL, count, count && !kept ? targets : NULL, &reached,
                             NULL, &failed));
     if (expect) {
-        CHECK((BIT(st) & expect) != 0, "solve_many: status %d, expected %#x", st, expect);
+        CHECK((BIT(st) & expect) != 0, "solve_many: status %d, expected %#llx", st, expect);
         CHECK(failed == want_failed, "solve_many: failed is %d, chain %d is the bad one", failed,
               want_failed);
         CHECK(reached == -7, "solve_many: an error set reached_count");
@@ -315,6 +319,113 @@ static void solve_many(reader *r)
     for (k = 0; k < count; k++) free(raw[k]);
 }
 
+/* The ground of a gait: heights from the input, sometimes none (the update then fails). */
+typedef struct fuzz_ground {
+    reader *r;
+    int calls;
+} fuzz_ground;
+
+static int fuzz_ground_at(void *user, ik_real x, ik_real z, ik_real *y)
+{
+    fuzz_ground *g = (fuzz_ground *)user;
+    uint8_t how = take_u8(g->r);
+    (void)z;
+    g->calls++;
+    if (how == 255) return 0;
+    *y = how < 200 ? sin(x) * (how / 100.0) : take_real(g->r);
+    return 1;
+}
+
+/*
+ * A gait over s and up to two other chains as legs, with options from the input, updated a
+ * few times: each update fails as the oracle says and then changes nothing, or succeeds
+ * with every foot finite, planted feet still, and every leg's goal on its foot.
+ */
+static void gait_op(reader *r, slot *s)
+{
+    ik_chain *legs[3];
+    slot *of[3];
+    int count = 1, k, groups[3], use_groups, step;
+    ik_gait_options o = ik_gait_default_options(take_u8(r) < 200 ? 0.05 + take_u8(r) / 64.0 : take_real(r));
+    fuzz_ground ground;
+    errset expect = 0;
+    ik_status st;
+    ik_gait *gait = NULL;
+    void *memory;
+    uint8_t how = take_u8(r);
+    legs[0] = s->chain, of[0] = s;
+    for (k = 1; k < 3 && (how >> k & 1); k++) {
+        slot *t = &slots[take_u8(r) % MAX_CHAINS];
+        if (t->chain == NULL) continue;
+        of[count] = t, legs[count++] = t->chain;
+    }
+    if (how & 8) o.step_time = take_u8(r) < 200 ? 0.01 + take_u8(r) / 100.0 : take_real(r);
+    if (how & 16) o.lift = take_u8(r) < 200 ? take_u8(r) / 100.0 : take_real(r);
+    if (how & 32) o.lead = take_u8(r) < 200 ? take_u8(r) / 100.0 : take_real(r);
+    if (how & 64) o.max_groups = (int)(take_u8(r) % 4) - 1;
+    ground.r = r, ground.calls = 0;
+    if (how & 128) o.ground = fuzz_ground_at, o.user = &ground;
+    use_groups = take_u8(r) & 1;
+    for (k = 0; k < count; k++) groups[k] = use_groups ? (int)(take_u8(r) % 3) : k;
+    /* the oracle, in ik_gait_init's order */
+    expect = validate_gait(&o);
+    for (k = 0; k < count && !expect; k++) {
+        int j;
+        if (ik_chain_dim(legs[k]) != ik_chain_dim(legs[0])) expect = BIT(IK_ERR_DIMENSION);
+        for (j = 0; j < k && !expect; j++)
+            if (legs[j] == legs[k]) expect = BIT(IK_ERR_GROUPS);
+        if (!expect && use_groups && groups[k] >= count) expect = BIT(IK_ERR_GROUPS);
+    }
+    if (!expect && use_groups) {
+        int most = -1, j;
+        for (k = 0; k < count; k++) most = groups[k] > most ? groups[k] : most;
+        for (j = 0; j <= most && !expect; j++) {
+            for (k = 0; k < count && groups[k] != j; k++) {}
+            if (k == count) expect = BIT(IK_ERR_GROUPS);
+        }
+    }
+    memory = malloc(ik_gait_size(count));
+    st = CORE(ik_gait_init(memory, ik_gait_size(count), legs, count, use_groups ? groups : NULL, &o, &gait));
+    if (expect) {
+        CHECK((BIT(st) & expect) != 0, "gait_init: status %d, expected %#llx", st, expect);
+        free(memory);
+        return;
+    }
+    CHECK(st == IK_OK && gait == memory, "gait_init: status %d", st);
+    for (step = 0; step < 4 && r->n > 0; step++) {
+        ik_real dt = take_u8(r) < 240 ? (1 + take_u8(r)) / 240.0 : take_real(r), before[3][3], feet[3][3];
+        int stepping[3], was[3];
+        unsigned char *raw = (unsigned char *)malloc(ik_gait_size(count));
+        for (k = 0; k < count; k++) ik_gait_foot(gait, k, before[k], &was[k], NULL);
+        memcpy(raw, memory, ik_gait_size(count));
+        st = CORE(ik_gait_update(gait, dt));
+        if (!(isfinite(dt) && dt > 0)) {
+            CHECK(st == IK_ERR_TIME_STEP, "gait_update: status %d for dt %g", st, dt);
+        } else {
+            CHECK(st == IK_OK || st == IK_ERR_GROUND || st == IK_ERR_RANGE, "gait_update: status %d", st);
+            CHECK(st != IK_ERR_GROUND || o.ground, "gait_update: a ground failed without one");
+        }
+        if (st != IK_OK) {
+            CHECK(memcmp(raw, memory, ik_gait_size(count)) == 0, "a failed gait update changed the gait");
+        } else {
+            for (k = 0; k < count; k++) {
+                ik_real t[3];
+                int has = 0;
+                ik_gait_foot(gait, k, feet[k], &stepping[k], NULL);
+                CHECK(isfinite(feet[k][0]) && isfinite(feet[k][1]) && isfinite(feet[k][2]), "gait: foot %d not finite", k);
+                if (!was[k] && !stepping[k] && o.step_time > dt)
+                    CHECK(memcmp(before[k], feet[k], sizeof feet[k]) == 0, "gait: planted foot %d moved", k);
+                ik_chain_target(legs[k], t, &has);
+                CHECK(has && t[0] == feet[k][0] && t[1] == feet[k][1] && (ik_chain_dim(legs[k]) == 2 || t[2] == feet[k][2]),
+                      "gait: leg %d's goal is not its foot", k);
+            }
+        }
+        free(raw);
+    }
+    for (k = 0; k < count; k++) check_sound(of[k], "after a gait");
+    free(memory);
+}
+
 /* Memory for a copy of s: exact, one byte short, or none. */
 static void copy_op(reader *r, slot *s)
 {
@@ -323,7 +434,7 @@ static void copy_op(reader *r, slot *s)
     size_t size = s->size, given = size;
     void *memory = NULL;
     ik_chain *copy = (ik_chain *)&slots, *sentinel = copy;
-    unsigned expect = 0;
+    errset expect = 0;
     observed seen, now;
     slot fresh;
     ik_status st;
@@ -335,7 +446,7 @@ static void copy_op(reader *r, slot *s)
     observe(s, &seen);
     st = CORE(ik_chain_copy(memory, given, s->chain, &copy));
     if (expect) {
-        CHECK((BIT(st) & expect) != 0, "copy: status %d, expected %#x", st, expect);
+        CHECK((BIT(st) & expect) != 0, "copy: status %d, expected %#llx", st, expect);
         CHECK(copy == sentinel, "a rejected copy set *out");
         free(memory);
         return;
@@ -354,7 +465,7 @@ static void copy_op(reader *r, slot *s)
 static void operate(reader *r, slot *s)
 {
     int op = take_u8(r) % OP_COUNT_OF_OPS, i, keep = P_ALL, two_bone = 0, aim = 0, has, k;
-    unsigned expect = 0;
+    errset expect = 0;
     ik_status st = IK_OK;
     ik_real v[8], out[12], sentinel[12], target[3], *solve_target = NULL;
     ik_result res;
@@ -376,6 +487,10 @@ static void operate(reader *r, slot *s)
     }
     if (op == OP_COPY) {
         copy_op(r, s);
+        return;
+    }
+    if (op == OP_GAIT) {
+        gait_op(r, s);
         return;
     }
     memset(out, 0xa5, sizeof out);
@@ -622,6 +737,28 @@ static void operate(reader *r, slot *s)
         if (st == IK_OK) s->in_limits = 1;
         break;
     }
+    case OP_DRAG:
+        what = "drag";
+        take_target(r, s, v);
+        expect = coord_errors(v, s->dim);
+        if (!expect && seen.parent) expect = BIT(IK_ERR_ATTACHED);
+        keep = P_LEN | P_WEIGHT | P_SETTINGS | P_LIMITS | P_GOALS | P_PARENT;
+        st = CORE(ik_chain_drag(c, v));
+        break;
+    case OP_SIMULATE: {
+        uint8_t how = take_u8(r);
+        what = "simulate";
+        v[0] = how < 200 ? (how + 1) / 240.0 : take_real(r);
+        expect = isfinite(v[0]) && v[0] > 0 ? 0 : BIT(IK_ERR_TIME_STEP);
+        keep = P_BASE | P_LEN | P_WEIGHT | P_SETTINGS | P_LIMITS | P_GOALS | P_PARENT;
+        st = CORE(ik_chain_simulate(c, v[0]));
+        if (st == IK_OK) s->in_limits = 1;
+        break;
+    }
+    case OP_SET_REST:
+        what = "set_rest";
+        st = CORE(ik_chain_set_rest(c));
+        break;
     case OP_SET_TARGET:
         what = "set_target";
         take_target(r, s, v);
@@ -756,7 +893,7 @@ static void operate(reader *r, slot *s)
 
     if (trace) fprintf(stderr, "%s on chain %d: status %d\n", what, (int)(s - slots), st);
     if (expect) {
-        CHECK((BIT(st) & expect) != 0, "%s: status %d, expected one of %#x", what, st, expect);
+        CHECK((BIT(st) & expect) != 0, "%s: status %d, expected one of %#llx", what, st, expect);
         CHECK(memcmp(raw, s->memory, s->size) == 0, "%s: a rejected call changed the chain", what);
         CHECK(memcmp(out, sentinel, sizeof out) == 0, "%s: a rejected call wrote its output", what);
         keep = P_ALL;

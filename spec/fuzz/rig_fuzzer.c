@@ -187,7 +187,7 @@ static void release_all(void)
 /* ---- making a rig ---- */
 
 /* The status (and culprit) ik_rig_init gives for chains[0..count-1], memory aside. */
-static unsigned tree_errors(ik_chain *const *chains, int count, int *culprit)
+static errset tree_errors(ik_chain *const *chains, int count, int *culprit)
 {
     int k, j, root = -1;
     *culprit = -1;
@@ -225,7 +225,7 @@ static void make_rig(reader *r)
     ik_chain *chains[MAX_CHAINS + 2];
     int count, k, culprit = -7, want_culprit;
     uint8_t how = take_u8(r), memory_how = take_u8(r);
-    unsigned expect;
+    errset expect;
     ik_rig *rig = (ik_rig *)&made, *sentinel = rig;
     void *memory = NULL;
     size_t size, given;
@@ -252,17 +252,17 @@ static void make_rig(reader *r)
     if (memory_how & 1) {
         CORE_SET(rig, ik_rig_create(count ? chains : NULL, count, (memory_how & 2) ? &st : NULL,
                                     &culprit));
-        CHECK((rig == NULL) == (expect != 0), "rig_create: %s, expected %#x",
+        CHECK((rig == NULL) == (expect != 0), "rig_create: %s, expected %#llx",
               rig ? "made" : "refused", expect);
         CHECK(!(memory_how & 2) || (rig ? st == IK_OK : (BIT(st) & expect) != 0),
-              "rig_create: status %d, expected %#x", st, expect);
+              "rig_create: status %d, expected %#llx", st, expect);
     } else {
         if ((memory_how & 6) == 2 && size > 0) given = size - 1;
         if ((memory_how & 6) != 4 && size > 0) memory = malloc(given);
         /* the tree is checked in the memory given: without room, only that is said */
         if (count >= 1 && (memory == NULL || given < size)) expect = BIT(IK_ERR_TOO_LARGE);
         st = CORE(ik_rig_init(memory, given, count ? chains : NULL, count, &rig, &culprit));
-        CHECK(expect ? (BIT(st) & expect) != 0 : st == IK_OK, "rig_init: status %d, expected %#x",
+        CHECK(expect ? (BIT(st) & expect) != 0 : st == IK_OK, "rig_init: status %d, expected %#llx",
               st, expect);
         CHECK(st == IK_OK ? rig == memory : rig == sentinel, "rig_init: *out");
         if (st != IK_OK) {
@@ -298,7 +298,7 @@ static void make_rig(reader *r)
 static void configure_rig(reader *r)
 {
     ik_rig_settings want;
-    unsigned expect = 0;
+    errset expect = 0;
     uint8_t fields = take_u8(r);
     ik_status st;
     if (made.rig == NULL) return;
@@ -326,7 +326,7 @@ static void configure_rig(reader *r)
         ik_rig_settings before = *ik_rig_settings_of(made.rig);
         st = CORE(ik_rig_configure(made.rig, &want));
         if (expect) {
-            CHECK((BIT(st) & expect) != 0, "rig configure: status %d, expected %#x", st, expect);
+            CHECK((BIT(st) & expect) != 0, "rig configure: status %d, expected %#llx", st, expect);
             CHECK(memcmp(&before, ik_rig_settings_of(made.rig), sizeof before) == 0,
                   "a rejected rig configure changed the settings");
         } else {
@@ -345,7 +345,7 @@ static void configure_rig(reader *r)
 static void solve_rig(void)
 {
     ik_result res;
-    unsigned expect = 0;
+    errset expect = 0;
     int k, goals = 0, in_rig[MAX_CHAINS];
     ik_status st;
     snapshot sn;
@@ -372,7 +372,7 @@ static void solve_rig(void)
     if (expect) {
         unsigned char sentinel[sizeof res];
         memset(sentinel, 0xa5, sizeof sentinel);
-        CHECK((BIT(st) & expect) != 0, "rig_solve: status %d, expected %#x", st, expect);
+        CHECK((BIT(st) & expect) != 0, "rig_solve: status %d, expected %#llx", st, expect);
         CHECK(memcmp(&res, sentinel, sizeof res) == 0, "a rejected rig solve wrote its result");
         check_untouched(&sn, "a rejected rig solve");
         drop_snapshot(&sn);
@@ -466,7 +466,7 @@ static void operate(reader *r)
     int op = take_u8(r) % OP_COUNT_OF_OPS, i, k, keep = P_ALL & ~P_GOALS;
     slot *s = &slots[take_u8(r) % count_of_slots];
     ik_chain *c = s->chain;
-    unsigned expect = 0;
+    errset expect = 0;
     ik_status st = IK_OK;
     ik_real v[8];
     observed before, now;
@@ -671,7 +671,7 @@ static void operate(reader *r)
     }
     }
     if (expect) {
-        CHECK((BIT(st) & expect) != 0, "%s: status %d, expected %#x", what, st, expect);
+        CHECK((BIT(st) & expect) != 0, "%s: status %d, expected %#llx", what, st, expect);
         check_untouched(&sn, what);
         s->in_limits = was_in_limits;
     } else {

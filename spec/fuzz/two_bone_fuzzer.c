@@ -21,7 +21,7 @@
    of up to 2^-1075 each, however short the bones. */
 #define SUBNORMAL_SLACK 1e-323
 
-static unsigned number_errors(const ik_real *v, int count)
+static errset number_errors(const ik_real *v, int count)
 {
     int k;
     for (k = 0; k < count; k++)
@@ -78,7 +78,7 @@ static void two_bone_2d(reader *r)
     two_bone_args a;
     ik_real in[4], a1 = 7, a2 = 7, jx = 7, jy = 7, m;
     int reached = 7, reached_joint = 7;
-    unsigned expect;
+    errset expect;
     ik_status st;
     take_two_bone(r, &a);
     in[0] = a.r1, in[1] = a.r2, in[2] = a.p[0], in[3] = a.p[1];
@@ -87,10 +87,10 @@ static void two_bone_2d(reader *r)
     if (a.bend != 1 && a.bend != -1) expect |= BIT(IK_ERR_BEND);
 
     st = CORE(ik_two_bone(a.r1, a.r2, a.p[0], a.p[1], a.bend, &a1, &a2, &reached));
-    CHECK(expect ? (BIT(st) & expect) != 0 : st == IK_OK, "two_bone: status %d, expected %#x", st,
+    CHECK(expect ? (BIT(st) & expect) != 0 : st == IK_OK, "two_bone: status %d, expected %#llx", st,
           expect);
     st = CORE(ik_two_bone_joint(a.p[0], a.p[1], a.r1, a.r2, a.bend, &jx, &jy, &reached_joint));
-    CHECK(expect ? (BIT(st) & expect) != 0 : st == IK_OK, "two_bone_joint: status %d, expected %#x",
+    CHECK(expect ? (BIT(st) & expect) != 0 : st == IK_OK, "two_bone_joint: status %d, expected %#llx",
           st, expect);
     if (expect) {
         CHECK(a1 == 7 && a2 == 7 && reached == 7 && jx == 7 && jy == 7 && reached_joint == 7,
@@ -134,7 +134,7 @@ static void two_bone_3d(reader *r)
     two_bone_args a;
     ik_real in[8], j[3] = {7, 7, 7}, m;
     int reached = 7, k;
-    unsigned expect;
+    errset expect;
     ik_status st;
     take_two_bone(r, &a);
     for (k = 0; k < 3; k++) in[k] = a.p[k], in[3 + k] = a.pole[k];
@@ -143,7 +143,7 @@ static void two_bone_3d(reader *r)
     if (!expect && (a.r1 < 0 || a.r2 < 0)) expect = BIT(IK_ERR_NEGATIVE);
     st = CORE(ik_two_bone_joint3(a.p, a.r1, a.r2, a.pole, j, &reached));
     CHECK(expect ? (BIT(st) & expect) != 0 : st == IK_OK,
-          "two_bone_joint3: status %d, expected %#x", st, expect);
+          "two_bone_joint3: status %d, expected %#llx", st, expect);
     if (expect) {
         CHECK(j[0] == 7 && j[1] == 7 && j[2] == 7 && reached == 7, "an error wrote an output");
         return;
@@ -175,7 +175,7 @@ static void names_and_settings(reader *r)
     char name[16];
     size_t len = take_u8(r) % sizeof name, i;
     ik_settings s = ik_default_settings();
-    unsigned expect = 0;
+    errset expect = 0;
     size_t size2, size3;
 
     /* every status has a message, the known ones a real one */
@@ -211,7 +211,7 @@ static void names_and_settings(reader *r)
     if (take_u8(r) < 32) s.iterations = (int)take_u32(r);
     expect = validate_errors(&s);
     k = (int)CORE(ik_settings_validate(&s));
-    CHECK(expect ? (BIT(k) & expect) != 0 : k == IK_OK, "validate: status %d, expected %#x", k,
+    CHECK(expect ? (BIT(k) & expect) != 0 : k == IK_OK, "validate: status %d, expected %#llx", k,
           expect);
 }
 
