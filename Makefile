@@ -19,8 +19,9 @@
 #                 goals (bench/lua_bench.lua, bench/plain.lua, bench/rigs.lua); success rates
 #                 and mean iterations of the solvers, orientation goals, aiming and rigs
 #                 (bench/rates.lua); with joint limits, chains and rigs from straight, from
-#                 random poses and tracking (bench/limits.lua); what large trees cost at
-#                 two sizes (bench/trees.lua)
+#                 random poses and tracking (bench/limits.lua); motion over time: drag,
+#                 simulate and the gait, their accuracy and cost beside hand-written Lua
+#                 (bench/motion.lua); what large trees cost at two sizes (bench/trees.lua)
 #   make bench-instr  instructions per solve under valgrind's callgrind (bench/instr.sh)
 #   make bench-spine SPINE=dir  the module against Spine's Lua IK constraint (apply1, apply2)
 #                 under Lua 5.4 and LuaJIT (bench/spine.lua); dir: the spine-lua directory of
@@ -259,6 +260,8 @@ bench: deps ik/core.so luajit build/bench/bench
 	lua5.4 bench/rates.lua
 	IK_CPATH="build/luajit/?.so" luajit bench/rates.lua
 	lua5.4 bench/limits.lua
+	lua5.4 bench/motion.lua
+	IK_CPATH="build/luajit/?.so" luajit bench/motion.lua
 	lua5.4 bench/trees.lua
 	IK_CPATH="build/luajit/?.so" luajit bench/trees.lua
 

@@ -74,4 +74,66 @@ function plain.simulate(c, bx, dt, g)
   end
 end
 
+-- A stepping controller as the demo's spider had it by hand: feet planted at x, y, z; homes
+-- at fixed offsets from a body at (bx, by, bz) (no turn); a group steps when one of its
+-- feet is farther than stride from its home and no other group is in the air, along an
+-- arc to lead * stride past the home, on ground(x, z).
+function plain.gait(offsets, groups, stride, step_time, lift, lead, ground)
+  local g = { n = #offsets, off = offsets, group = {}, stride = stride, step_time = step_time,
+    lift = lift, lead = lead, ground = ground, x = {}, y = {}, z = {}, fx = {}, fy = {}, fz = {},
+    tx = {}, ty = {}, tz = {}, t = {}, up = {}, air = 0, groups = #groups, bx = 0, by = 0, bz = 0 }
+  for j, grp in ipairs(groups) do
+    for _, k in ipairs(grp) do g.group[k] = j end
+  end
+  for k = 1, g.n do
+    local o = offsets[k]
+    g.x[k], g.y[k], g.z[k] = o[1], o[2], o[3]
+    g.t[k], g.up[k] = 0, false
+  end
+  return g
+end
+
+function plain.gait_update(g, bx, by, bz, dt)
+  local vx, vz = bx - g.bx, bz - g.bz
+  local v = sqrt(vx * vx + vz * vz)
+  if v > 0 then vx, vz = vx / v, vz / v end
+  g.bx, g.by, g.bz = bx, by, bz
+  local x, y, z, off, up, t = g.x, g.y, g.z, g.off, g.up, g.t
+  for k = 1, g.n do
+    if up[k] then
+      local o = off[k]
+      local tx, tz = bx + o[1] + vx * g.lead * g.stride, bz + o[3] + vz * g.lead * g.stride
+      local ty = g.ground(tx, tz)
+      t[k] = t[k] + dt / g.step_time
+      if t[k] >= 1 then
+        x[k], y[k], z[k], up[k] = tx, ty, tz, false
+        g.air = g.air - 1
+      else
+        local s = t[k]
+        x[k] = g.fx[k] + (tx - g.fx[k]) * s
+        z[k] = g.fz[k] + (tz - g.fz[k]) * s
+        y[k] = g.fy[k] + (ty - g.fy[k]) * s + g.lift * 4 * s * (1 - s)
+      end
+    end
+  end
+  if g.air == 0 then
+    local best, far = nil, g.stride
+    for k = 1, g.n do
+      local o = off[k]
+      local dx, dz = x[k] - bx - o[1], z[k] - bz - o[3]
+      local d = sqrt(dx * dx + dz * dz)
+      if d > far then best, far = g.group[k], d end
+    end
+    if best then
+      for k = 1, g.n do
+        if g.group[k] == best then
+          up[k], t[k] = true, 0
+          g.fx[k], g.fy[k], g.fz[k] = x[k], y[k], z[k]
+          g.air = g.air + 1
+        end
+      end
+    end
+  end
+end
+
 return plain

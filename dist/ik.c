@@ -1101,6 +1101,7 @@ const char *ik_status_string(ik_status status)
     case IK_ERR_GROUPS: return "groups must hold every leg exactly once, each group a leg or more";
     case IK_ERR_MAX_GROUPS: return "max_groups must be an integer >= 1";
     case IK_ERR_GROUND: return "ground must return a finite number (the height there)";
+    case IK_ERR_UP: return "up must be 1 or -1";
     }
     return "unknown status";
 }
@@ -7298,6 +7299,11 @@ ik_status ik_chain_drag(ik_chain *c, const ik_real *point)
         if (c->length[i] > 0) dir = ik_v3_normalize_or(ik_v3_sub(to, ik_joint_v3(c, i)), dir);
         if (i < c->n - 1 && c->limited) dir = ik_limit_backward(c, i, dir, next);
         set_work_point(c, i, ik_v3_sub(to, ik_v3_scale(dir, c->length[i] * c->scale)));
+        /* The new direction, which the bones are posed along below (a zero-length bone's
+           too, which the points cannot tell): 2D in place of the old one (read above, and
+           never again); 3D aside, the old one being what each bone turns from. */
+        if (c->dim == 2) ik_v2_store(ik_dir(c, i), ik_v2(dir.x, dir.y));
+        else ik_v3_store(c->sim_scratch + 3 * (size_t)i, dir);
         next = dir;
     }
     dir0 = next;
@@ -7314,7 +7320,11 @@ ik_status ik_chain_drag(ik_chain *c, const ik_real *point)
     }
     store_joint0(c);
     ik_chain_fk_bone(c, 0);
-    pose_towards_work(c, 1);
+    for (i = 1; i < c->n; i++) {
+        if (c->dim == 2) ik_pose_bone_turn(c, i, ik_dir2(c, i));
+        else ik_pose_bone(c, i, ik_v3_load(c->sim_scratch + 3 * (size_t)i));
+    }
+    c->stale_from = c->n;
     ik_chain_changed(c);
     return IK_OK;
 }
@@ -7586,7 +7596,7 @@ ik_status ik_chain_set_rest(ik_chain *c)
  * turns, to keep under a moving body (ik_gait_*). It moves no bone itself: each update
  * sets every leg's goal to its foot, and the caller solves the legs (a rig, or each chain).
  *
- * Up is +y. Each leg's home is where its tip was when the gait was made, kept in its base
+ * Up is +y (or -y, for a y-down screen: the option up). Each leg's home is where its tip was when the gait was made, kept in its base
  * frame (for a leg attached to a body, the frame of the body's bone it hangs on). A
  * planted foot stays where it is; once it is farther than stride from its home (measured
  * across the ground: x in 2D, x and z in 3D), its group steps when its turn comes: the
@@ -7633,6 +7643,7 @@ ik_gait_options ik_gait_default_options(ik_real stride)
     o.lift = IK_DEFAULT_LIFT * stride;
     o.lead = IK_DEFAULT_LEAD;
     o.max_groups = 1;
+    o.up = 1;
     o.ground = NULL;
     o.user = NULL;
     return o;
@@ -7654,6 +7665,7 @@ ik_status ik_gait_validate(const ik_gait_options *o)
     if (!(in_range(o->lift) && o->lift >= 0)) return IK_ERR_LIFT;
     if (!(isfinite(o->lead) && o->lead >= 0 && o->lead * o->stride <= IK_MAX_COORD)) return IK_ERR_LEAD;
     if (o->max_groups < 1) return IK_ERR_MAX_GROUPS;
+    if (o->up != 1 && o->up != -1) return IK_ERR_UP;
     return IK_OK;
 }
 
@@ -7808,7 +7820,7 @@ static ik_vec3 on_arc(const ik_gait *g, const ik_gait_leg *leg)
 {
     ik_real s = leg->progress;
     ik_vec3 p = ik_v3_add(leg->from, ik_v3_scale(ik_v3_sub(leg->to, leg->from), s));
-    p.y += g->options.lift * 4 * s * (1 - s);
+    p.y += g->options.up * g->options.lift * 4 * s * (1 - s);
     return p;
 }
 

@@ -78,7 +78,8 @@ typedef enum ik_status {
     IK_ERR_LEAD,           /* gait: lead must be finite and >= 0 (lead * stride within IK_MAX_COORD) */
     IK_ERR_GROUPS,         /* gait: every leg in exactly one group, each group a leg or more */
     IK_ERR_MAX_GROUPS,     /* gait: max_groups must be >= 1 */
-    IK_ERR_GROUND          /* gait update: the ground gave no finite height */
+    IK_ERR_GROUND,         /* gait update: the ground gave no finite height */
+    IK_ERR_UP              /* gait: up must be 1 or -1 */
 } ik_status;
 
 /*
@@ -376,7 +377,8 @@ ik_status ik_chain_simulate(ik_chain *chain, ik_real dt);
 ik_status ik_chain_set_rest(ik_chain *chain);
 
 /*
- * A stepping controller over legs (chains whose tips are feet; usually a rig's), up +y.
+ * A stepping controller over legs (chains whose tips are feet; usually a rig's), up +y
+ * (or -y: the option up).
  * Each leg's home is where its tip is when the gait is made, kept in the leg's base frame
  * (for an attached leg, the frame of the body's bone it hangs on: the home moves with the
  * body). A planted foot stays still in the world. When it is farther than stride from
@@ -400,6 +402,7 @@ typedef struct ik_gait_options {
     ik_real lift;      /* >= 0; default IK_DEFAULT_LIFT * stride */
     ik_real lead;      /* >= 0; default IK_DEFAULT_LEAD */
     int max_groups;    /* >= 1; default 1 */
+    int up;            /* 1: +y is up (default); -1: -y is up (a y-down screen) */
     ik_ground_fn ground; /* NULL: the home's own height */
     void *user;          /* handed to ground */
 } ik_gait_options;

@@ -109,6 +109,19 @@ describe("ik.gait", function()
             assert.are.equal(x, tx); assert.are.equal(y, ty)
         end
         assert.is_true(top >= 0.99 * 0.2 and top <= 0.2 + 1e-12, ("the arc rose %.4g"):format(top))
+        -- up = -1 (a y-down screen): the arc goes towards -y
+        local leg2 = ik.chain2d({ 1, 1 }, 0, -1, math.pi / 2)
+        leg2:set_angle(1, -0.4); leg2:set_angle(2, 0.8)
+        local down = ik.gait({ leg2 }, { stride = 0.4, step_time = 0.3, lift = 0.2, up = -1 })
+        local _, d0 = down:foot(1)
+        local least = 0
+        for f = 1, 240 do
+            leg2:set_base(f / 60, -1, math.pi / 2)
+            down:update(1 / 60)
+            local _, y = down:foot(1)
+            least = math.min(least, y - d0)
+        end
+        assert.is_true(least <= -0.99 * 0.2 and least >= -0.2 - 1e-12, ("the arc went %.4g"):format(least))
         -- the walker's gait follows its legs' targets too
         for f = 1, 60 do
             w.place(f / 60)
@@ -146,6 +159,7 @@ describe("ik.gait", function()
             { stride = 1, step_time = 0 }, { stride = 1, step_time = -1 }, { stride = 1, lift = -0.1 },
             { stride = 1, lead = -1 }, { stride = 1, lead = 0 / 0 }, { stride = 1, max_groups = 0 },
             { stride = 1, max_groups = 1.5 }, { stride = 1, ground = 5 }, { stride = 1, nope = 1 },
+            { stride = 1, up = 0 }, { stride = 1, up = 2 }, { stride = 1, up = "1" },
             { stride = 1, groups = { { 1 } } }, { stride = 1, groups = { { 1, 2 }, { 2 } } },
             { stride = 1, groups = { { 1 }, { 3 } } }, { stride = 1, groups = { { 1 }, {}, { 2 } } },
             { stride = 1, groups = { { 1.5 }, { 2 } } }, { stride = 1, groups = 5 },

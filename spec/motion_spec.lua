@@ -86,6 +86,20 @@ local function directions_diff(a, b)
     return worst
 end
 
+-- A chain of the lengths with random limits (3D: of the kind given) and a random pose within
+-- them; returns the chain and its limits, for h.check_limits2 / h.check_limits3.
+local function limited(rng, dim, lengths, kind)
+    local c, L = new(dim, lengths), nil
+    if dim == 2 then
+        L = h.random_limits2(rng, #lengths, c)
+        h.set_angles(c, h.random_within2(rng, L))
+    else
+        L = h.random_limits3(rng, #lengths, kind, c)
+        h.set_rotations(c, h.random_within3(rng, L))
+    end
+    return c, L
+end
+
 describe("chain:drag", function()
     for _, dim in ipairs({ 2, 3 }) do
         it(dim .. "D: the tip on the point, lengths kept, bone 1's local pose kept, the base on joint 1", function()
@@ -130,15 +144,7 @@ describe("chain:drag", function()
                 local n = rng.int(2, 7)
                 local lengths = {}
                 for i = 1, n do lengths[i] = rng.uniform(0.3, 1.5) end
-                local c = new(dim, lengths)
-                local L
-                if dim == 2 then
-                    L = h.random_limits2(rng, n, c)
-                    h.set_angles(c, h.random_within2(rng, L))
-                else
-                    L = h.random_limits3(rng, n, "cone", c)
-                    h.set_rotations(c, h.random_within3(rng, L))
-                end
+                local c, L = limited(rng, dim, lengths, "cone")
                 for step = 1, 30 do
                     local tx, ty, tz = joint(c, n + 1)
                     local px, py, pz = tx + rng.uniform(-2, 2), ty + rng.uniform(-2, 2), tz + rng.uniform(-2, 2)
@@ -153,6 +159,28 @@ describe("chain:drag", function()
             chk:done()
         end)
     end
+
+    it("zero-length bones, long ones and far points: the tip on the point, limits held", function()
+        local chk = h.checker("drag, far")
+        for _, dim in ipairs({ 2, 3 }) do
+            local rng = h.rng(91 + dim)
+            for trial = 1, 300 do
+                local n = rng.int(1, 5)
+                local lengths = {}
+                for i = 1, n do lengths[i] = ({ 0, 1e-9, 0.5, 2, 1e3 })[rng.int(1, 5)] end
+                local c, L = limited(rng, dim, lengths, "cone")
+                for step = 1, 5 do
+                    local px, py, pz = rng.uniform(-600, 600), rng.uniform(-600, 600), rng.uniform(-600, 600)
+                    if dim == 2 then c:drag(px, py) else c:drag(px, py, pz) end
+                    local ex, ey, ez = joint(c, n + 1)
+                    local d = h.dist3(ex, ey, ez, px, py, dim == 3 and pz or 0)
+                    chk:ok(d <= 1e-12 * 600, "%dD trial %d step %d: the tip %.3g from the point", dim, trial, step, d)
+                    if dim == 2 then h.check_limits2(chk, c, L, "drag") else h.check_limits3(chk, c, L, "drag") end
+                end
+            end
+        end
+        chk:done()
+    end)
 
     it("3D hinges are held (the tip may then fall short of the point)", function()
         local c = ik.chain3d({ 1, 1, 1 })
@@ -326,15 +354,7 @@ describe("chain:simulate", function()
                 local n = rng.int(1, 6)
                 local lengths = {}
                 for i = 1, n do lengths[i] = rng.uniform(0.1, 2) end
-                local c = new(dim, lengths)
-                local L
-                if dim == 2 then
-                    L = h.random_limits2(rng, n, c)
-                    h.set_angles(c, h.random_within2(rng, L))
-                else
-                    L = h.random_limits3(rng, n, "mixed", c)
-                    h.set_rotations(c, h.random_within3(rng, L))
-                end
+                local c, L = limited(rng, dim, lengths, "mixed")
                 local g = { rng.uniform(-20, 20), rng.uniform(-20, 20), rng.uniform(-20, 20) }
                 if dim == 2 then g[3] = nil end
                 c:configure({ gravity = g, stiffness = rng.uniform(0, 50), damping = rng.uniform(0, 3) })

@@ -2825,6 +2825,7 @@ function M.run(opts)
         if r.chance(0.3) then o.lift = r.pick({ 0, 0.1, 2 }) end
         if r.chance(0.3) then o.lead = r.pick({ 0, 0.5, 2 }) end
         if r.chance(0.3) then o.max_groups = r.int(1, 3) end
+        if r.chance(0.2) then o.up = r.pick({ 1, -1 }) end
         if r.chance(0.5) then o.ground = function(x, z) return 0.1 * math.sin(x) + 0.05 * (z or 0) end end
         if r.chance(0.3) and #legs >= 2 then o.groups = { { 1 }, {} }
             for k = 2, #legs do table.insert(o.groups[2], k) end
@@ -2840,7 +2841,8 @@ function M.run(opts)
             elseif k == 6 then proxy(legs)
             elseif k == 7 then o.stride = r.pick({ 0, NEG_ZERO, -1, NAN, huge, 1e301, "1", nil })
             elseif k == 8 then o[r.pick({ "step_time", "lift", "lead" })] = r.pick({ -1, NAN, huge, "x", {} })
-            elseif k == 9 then o.max_groups = r.pick({ 0, -1, 1.5, NAN, "2" })
+            elseif k == 9 then
+                if r.chance(0.5) then o.max_groups = r.pick({ 0, -1, 1.5, NAN, "2" }) else o.up = r.pick({ 0, 2, 0.5, "1" }) end
             elseif k == 10 then o[r.pick({ "ground", "groups", "nope" })] = r.pick({ 5, "x", { { 9 } } })
             elseif k == 11 then o.groups = r.pick({ {}, { {} }, { { 1, 1 } }, { { 0 } }, { { 1.5 } } })
             else o = r.pick({ 5, "x", nil }) end
@@ -2857,7 +2859,7 @@ function M.run(opts)
         for key, v in next, t do
             if key == "stride" or key == "step_time" or key == "lift" or key == "lead" then
                 if type(v) ~= "number" then return args, n, 2 end
-            elseif key == "max_groups" then
+            elseif key == "max_groups" or key == "up" then
                 if not is_whole(v) then return args, n, 2 end
             elseif key == "ground" then
                 if type(v) ~= "function" then return args, n, 2 end
@@ -2880,12 +2882,13 @@ function M.run(opts)
         end
         if type(stride) ~= "number" or not (stride > 0) or not within_range(stride) then return args, n, 2 end
         local step_time, lead = rawget(t, "step_time"), rawget(t, "lead")
-        local lift, most = rawget(t, "lift"), rawget(t, "max_groups") or 1
+        local lift, most, up = rawget(t, "lift"), rawget(t, "max_groups") or 1, rawget(t, "up") or 1
         if step_time == nil then step_time = 0.25 end
         if lead == nil then lead = 0.5 end
         if lift == nil then lift = 0.25 * stride end
         if not (within_range(step_time) and step_time > 0) or not (within_range(lift) and lift >= 0)
-            or not (is_finite(lead) and lead >= 0 and lead * stride <= M.COORD_MAX) or most < 1 then
+            or not (is_finite(lead) and lead >= 0 and lead * stride <= M.COORD_MAX) or most < 1
+            or (up ~= 1 and up ~= -1) then
             return args, n, 2
         end
         local d, seen = nil, {}

@@ -57,6 +57,7 @@ const char *ik_status_string(ik_status status)
     case IK_ERR_GROUPS: return "groups must hold every leg exactly once, each group a leg or more";
     case IK_ERR_MAX_GROUPS: return "max_groups must be an integer >= 1";
     case IK_ERR_GROUND: return "ground must return a finite number (the height there)";
+    case IK_ERR_UP: return "up must be 1 or -1";
     }
     return "unknown status";
 }

@@ -3,7 +3,7 @@
  * turns, to keep under a moving body (ik_gait_*). It moves no bone itself: each update
  * sets every leg's goal to its foot, and the caller solves the legs (a rig, or each chain).
  *
- * Up is +y. Each leg's home is where its tip was when the gait was made, kept in its base
+ * Up is +y (or -y, for a y-down screen: the option up). Each leg's home is where its tip was when the gait was made, kept in its base
  * frame (for a leg attached to a body, the frame of the body's bone it hangs on). A
  * planted foot stays where it is; once it is farther than stride from its home (measured
  * across the ground: x in 2D, x and z in 3D), its group steps when its turn comes: the
@@ -51,6 +51,7 @@ ik_gait_options ik_gait_default_options(ik_real stride)
     o.lift = IK_DEFAULT_LIFT * stride;
     o.lead = IK_DEFAULT_LEAD;
     o.max_groups = 1;
+    o.up = 1;
     o.ground = NULL;
     o.user = NULL;
     return o;
@@ -72,6 +73,7 @@ ik_status ik_gait_validate(const ik_gait_options *o)
     if (!(in_range(o->lift) && o->lift >= 0)) return IK_ERR_LIFT;
     if (!(isfinite(o->lead) && o->lead >= 0 && o->lead * o->stride <= IK_MAX_COORD)) return IK_ERR_LEAD;
     if (o->max_groups < 1) return IK_ERR_MAX_GROUPS;
+    if (o->up != 1 && o->up != -1) return IK_ERR_UP;
     return IK_OK;
 }
 
@@ -226,7 +228,7 @@ static ik_vec3 on_arc(const ik_gait *g, const ik_gait_leg *leg)
 {
     ik_real s = leg->progress;
     ik_vec3 p = ik_v3_add(leg->from, ik_v3_scale(ik_v3_sub(leg->to, leg->from), s));
-    p.y += g->options.lift * 4 * s * (1 - s);
+    p.y += g->options.up * g->options.lift * 4 * s * (1 - s);
     return p;
 }
 

@@ -1599,10 +1599,13 @@ static ik_gait *check_gait(lua_State *L, int arg)
 }
 
 /* A gait's ground, called from the core during an update: the Lua function at stack index
-   fn, under a pcall; its error (or why its value is no height) goes to index err. */
+   fn, under a pcall. When it fails, its error (or why its value is no height) is left on
+   top of the stack, and the core's update, which then stops and changes nothing, hands it
+   on. (lua_replace would do, but a Lua 5.2 build would then not load in 5.3 far enough
+   to say it is the wrong build.) */
 typedef struct ground_call {
     lua_State *L;
-    int fn, err, dim;
+    int fn, dim;
 } ground_call;
 
 static int call_ground(void *user, ik_real x, ik_real z, ik_real *y)
@@ -1612,18 +1615,13 @@ static int call_ground(void *user, ik_real x, ik_real z, ik_real *y)
     lua_pushvalue(L, g->fn);
     lua_pushnumber(L, x);
     if (g->dim == 3) lua_pushnumber(L, z);
-    if (lua_pcall(L, g->dim == 3 ? 2 : 1, 1, 0) != 0) {
-        lua_replace(L, g->err);
-        return 0;
-    }
+    if (lua_pcall(L, g->dim == 3 ? 2 : 1, 1, 0) != 0) return 0;
     if (lua_type(L, -1) != LUA_TNUMBER || !isfinite(lua_tonumber(L, -1)) || fabs(lua_tonumber(L, -1)) > IK_MAX_COORD) {
         const char *got = lua_type(L, -1) == LUA_TNUMBER ? "a number out of range" : luaL_typename(L, -1);
         if (g->dim == 3)
             lua_pushfstring(L, "ik.gait: ground returned %s at x = %f, z = %f (a finite number expected: the height there)", got, x, z);
         else
             lua_pushfstring(L, "ik.gait: ground returned %s at x = %f (a finite number expected: the height there)", got, x);
-        lua_replace(L, g->err);
-        lua_pop(L, 1);
         return 0;
     }
     *y = lua_tonumber(L, -1) + 0.0;
@@ -1632,7 +1630,8 @@ static int call_ground(void *user, ik_real x, ik_real z, ik_real *y)
 }
 
 /* The options table at index 2 read into o (stride required) and groups (leg k's group, or
-   none: *has_groups 0); the ground function goes to index 3 (left nil: none). */
+   none: *has_groups 0); the ground function goes into the table at index 3 (the gait's
+   kept table) as its field ground. */
 static void read_gait_options(lua_State *L, int count, ik_gait_options *o, int *group_of, int *has_groups)
 {
     int has_stride = 0, has_lift = 0, k;
@@ -1654,11 +1653,13 @@ static void read_gait_options(lua_State *L, int count, ik_gait_options *o, int *
             o->lead = setting_number(L, key);
         } else if (key_is(key, len, "max_groups")) {
             o->max_groups = setting_whole(L, key);
+        } else if (key_is(key, len, "up")) {
+            o->up = setting_whole(L, key);
         } else if (key_is(key, len, "ground")) {
             if (lua_type(L, -1) != LUA_TFUNCTION)
                 luaL_argerror(L, 2, lua_pushfstring(L, "ground: function expected, got %s", luaL_typename(L, -1)));
             lua_pushvalue(L, -1);
-            lua_replace(L, 3);
+            lua_setfield(L, 3, "ground");
         } else if (key_is(key, len, "groups")) {
             size_t groups;
             int j, i;
@@ -1715,9 +1716,8 @@ static int mod_gait(lua_State *L)
     if (raw_count < 1) luaL_argerror(L, 1, "at least one leg expected");
     if (raw_count > IK_MAX_BONES) luaL_argerror(L, 1, "too many legs");
     count = (int)raw_count;
-    lua_pushnil(L);               /* 3: the ground */
-    lua_createtable(L, count, 1); /* 4: what the gait keeps: its legs, its ground */
-    if (count > SOLVE_BLOCK) {    /* 5, 6: room for many legs, on the stack until the end */
+    lua_createtable(L, count, 1); /* 3: what the gait keeps: its legs, its ground */
+    if (count > SOLVE_BLOCK) {    /* 4, 5: room for many legs, on the stack until the end */
         legs = (ik_chain **)ik_lua_newuserdata(L, (size_t)count * sizeof *legs);
         group_of = (int *)ik_lua_newuserdata(L, (size_t)count * sizeof *group_of);
     }
@@ -1728,10 +1728,8 @@ static int mod_gait(lua_State *L)
         if (legs[k - 1] == NULL) luaL_argerror(L, 1, lua_pushfstring(L, "leg %d is not an ik chain", k));
         if (ik_chain_dim(legs[k - 1]) != ik_chain_dim(legs[0]))
             luaL_argerror(L, 1, lua_pushfstring(L, "leg %d: %s", k, ik_status_string(IK_ERR_DIMENSION)));
-        lua_rawseti(L, 4, k);
+        lua_rawseti(L, 3, k);
     }
-    lua_pushvalue(L, 3);
-    lua_setfield(L, 4, "ground");
     size = ik_gait_size(count);
     if (size == 0 || size > (size_t)-1 - sizeof(box)) luaL_argerror(L, 1, ik_status_string(IK_ERR_TOO_LARGE));
     b = (box *)ik_lua_newbox(L, sizeof(box) + size);
@@ -1743,7 +1741,7 @@ static int mod_gait(lua_State *L)
     b->head.core = gait;
     lua_pushvalue(L, GAIT_MT);
     lua_setmetatable(L, -2);
-    lua_pushvalue(L, 4);
+    lua_pushvalue(L, 3);
     ik_lua_setkept(L, lua_gettop(L) - 1);
     return 1;
 }
@@ -1757,17 +1755,13 @@ static int gait_update(lua_State *L)
     if (!(isfinite(dt) && dt > 0)) luaL_argerror(L, 2, ik_status_string(IK_ERR_TIME_STEP));
     check_no_more(L, 3, "no value expected (update takes dt)");
     lua_settop(L, 2);
-    lua_pushnil(L); /* 3: the ground's error */
     ik_lua_getkept(L, 1);
-    lua_getfield(L, 4, "ground"); /* 5 */
-    call.L = L, call.fn = 5, call.err = 3, call.dim = ik_chain_dim(ik_gait_leg_chain(gait, 0));
-    ik_gait_set_ground(gait, lua_isnil(L, 5) ? NULL : call_ground, &call);
+    lua_getfield(L, 3, "ground"); /* 4 */
+    call.L = L, call.fn = 4, call.dim = ik_chain_dim(ik_gait_leg_chain(gait, 0));
+    ik_gait_set_ground(gait, lua_isnil(L, 4) ? NULL : call_ground, &call);
     st = ik_gait_update(gait, (ik_real)dt);
     ik_gait_set_ground(gait, NULL, NULL);
-    if (st == IK_ERR_GROUND) {
-        lua_pushvalue(L, 3);
-        return lua_error(L);
-    }
+    if (st == IK_ERR_GROUND) return lua_error(L); /* what the ground left on top */
     if (st != IK_OK) return luaL_error(L, "ik.gait: %s", ik_status_string(st));
     return 0;
 }

@@ -66,6 +66,11 @@ ik_status ik_chain_drag(ik_chain *c, const ik_real *point)
         if (c->length[i] > 0) dir = ik_v3_normalize_or(ik_v3_sub(to, ik_joint_v3(c, i)), dir);
         if (i < c->n - 1 && c->limited) dir = ik_limit_backward(c, i, dir, next);
         set_work_point(c, i, ik_v3_sub(to, ik_v3_scale(dir, c->length[i] * c->scale)));
+        /* The new direction, which the bones are posed along below (a zero-length bone's
+           too, which the points cannot tell): 2D in place of the old one (read above, and
+           never again); 3D aside, the old one being what each bone turns from. */
+        if (c->dim == 2) ik_v2_store(ik_dir(c, i), ik_v2(dir.x, dir.y));
+        else ik_v3_store(c->sim_scratch + 3 * (size_t)i, dir);
         next = dir;
     }
     dir0 = next;
@@ -82,7 +87,11 @@ ik_status ik_chain_drag(ik_chain *c, const ik_real *point)
     }
     store_joint0(c);
     ik_chain_fk_bone(c, 0);
-    pose_towards_work(c, 1);
+    for (i = 1; i < c->n; i++) {
+        if (c->dim == 2) ik_pose_bone_turn(c, i, ik_dir2(c, i));
+        else ik_pose_bone(c, i, ik_v3_load(c->sim_scratch + 3 * (size_t)i));
+    }
+    c->stale_from = c->n;
     ik_chain_changed(c);
     return IK_OK;
 }

@@ -2,7 +2,8 @@
 -- solves, warm-started one after another, with varied settings, weights, poles and targets:
 -- reachable, out of reach, on a joint), ik.solve_many (a crowd of 40 chains alike among
 -- them, which the batch solves in lanes), orientation goals, aiming, mix and max_turn, rigs
--- (a figure and a spider, FABRIK and relaxation), and 3,000 stateless two-bone solves.
+-- (a figure and a spider, FABRIK and relaxation), 3,000 stateless two-bone solves, and
+-- motion over time (drag, simulate, a spider's gait).
 -- It prints every result and every final pose as hex floats, one line per call, so two runs
 -- can be compared byte for byte.
 --   lua5.4 tools/determinism.lua                      (from the repository root)
@@ -249,6 +250,55 @@ for _, dim in ipairs({ 2, 3 }) do
                 local reached, distance, iterations = rig:solve()
                 emit("rig", format("%dD %s %d %d", dim, solver, #list, k), reached, distance, format("%d", iterations))
                 for _, c in ipairs(list) do emit_pose(c) end
+            end
+        end
+    end
+end
+
+-- ---- motion over time: drag, simulate (with limits, a moving base), a gait ----
+for _, dim in ipairs({ 2, 3 }) do
+    local make = dim == 2 and ik.chain2d or ik.chain3d
+    local snake = make({ 0.3, 0.3, 0.3, 0.3, 0.3, 0.3 })
+    for i = 2, 6 do
+        if dim == 2 then snake:set_limit(i, -0.5, 0.5) else snake:set_cone(i, 0.5) end
+    end
+    for k = 1, 60 do
+        local x, y, z = target_for(snake, k, 2)
+        if dim == 2 then snake:drag(x, y) else snake:drag(x, y, z) end
+        emit("drag", format("%dD %d", dim, k))
+        emit_pose(snake)
+    end
+    local tail = make({ 0.4, 0.3, 0.3, 0.2 })
+    tail:configure({ gravity = dim == 2 and { 0.5, -9.81 } or { 0.5, -9.81, 0.25 }, stiffness = 30, damping = 1.5 })
+    if dim == 2 then tail:set_limit(3, -0.6, 0.6) else tail:set_hinge(3, 0, 0, 1, -0.6, 0.6) end
+    random_pose(tail)
+    for k = 1, 90 do
+        local t = k / 60
+        if dim == 2 then tail:set_base(t * 2, t * t) else tail:set_base(t * 2, t * t, -t) end
+        tail:simulate(k % 3 == 0 and 1 / 30 or 1 / 60)
+        emit("simulate", format("%dD %d", dim, k))
+        emit_pose(tail)
+    end
+    local list, goals = spider(dim)
+    local rig = ik.rig(list)
+    local legs = {}
+    for j, g in ipairs(goals) do legs[j] = list[g] end
+    for _, leg in ipairs(legs) do random_pose(leg) end
+    local gait = ik.gait(legs, { stride = 0.2, step_time = 0.15, lift = 0.05, groups = { { 1, 3, 5, 7 }, { 2, 4, 6, 8 } },
+        ground = function(x, z) return 0.1 * x - 0.02 * x * x + 0.05 * (z or 0) end })
+    for k = 1, 120 do
+        local t = k / 60
+        if dim == 2 then list[1]:set_base(t, 0.8) else list[1]:set_base(t, 0.8, 0.2 * t) end
+        gait:update(1 / 60)
+        local reached, distance, iterations = rig:solve()
+        emit("gait", format("%dD %d", dim, k), reached, distance, format("%d", iterations))
+        for j = 1, #gait do
+            if dim == 2 then
+                local x, y, stepping, progress = gait:foot(j)
+                emit("  foot", format("%d", j), x, y, stepping, progress)
+            else
+                local x, y, z, stepping, progress = gait:foot(j)
+                emit("  foot", format("%d", j), x, y, z, stepping, progress)
             end
         end
     end

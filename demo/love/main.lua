@@ -13,14 +13,18 @@
 --               (y up, scaled); its target circles in depth (z) as well
 --   6 spider    an ik.rig of nine chains: a 2-bone body (the root; each frame its base
 --               moves, at a limited speed, after the fly that wanders along the ledge) and
---               eight 3-bone legs attached to it. Each foot's goal stays planted on the
---               bumpy ledge until the foot is too far from its rest spot under the body;
---               then it steps along an arc to a spot ahead, the legs in two alternating
---               groups, so the spider walks. One rig:solve() a frame, the legs starting
+--               eight 3-bone legs attached to it, walked by ik.gait: each foot stays
+--               planted on the bumpy ledge until it is too far from its home under the
+--               body, then steps along an arc to a spot ahead, the legs in two alternating
+--               groups. One gait:update and one rig:solve() a frame, the legs starting
 --               from their rest pose (knees up); ikdraw.rig draws it, each leg in the
 --               colour of its own goal
+--   7 snake     24 bones crawling after its handle by chain:drag (follow-the-leader, each
+--               joint's bend limited), the handle wandering until you drag it
+-- The creature wags a tail of 6 bones by chain:simulate (gravity, stiffness, damping): it
+-- lags behind when the creature sets off and swings when it stops.
 -- Drag a cross (or the creature's flag, or the spider's fly) with the mouse. Keys act on the
--- selected rig (the last one dragged, or 1-6): f c r t pick the solver (the spider's rig:
+-- selected rig (the last one dragged, or 1-7): f c r t pick the solver (the spider's rig:
 -- f or r), [ ] greed, g greed ramp, - = halve or double the iterations, , . tolerance, b
 -- the arm's bend; Esc quits. The panel shows each rig's last solve: reached, distance,
 -- iterations and microseconds per solve.
@@ -130,6 +134,21 @@ creature.feet = {
 }
 -- The knee points the way the creature walks. Made once: configure takes a table.
 local BEND = { [1] = { bend = 1 }, [-1] = { bend = -1 } }
+-- Its tail: 6 bones from its rear, out and up behind it, moved by chain:simulate (pixels
+-- and seconds: gravity down the screen, each bone pulled back straight by stiffness).
+local tail = ik.chain2d(rep(9, 6), 1000 - 40, GROUND - HIP_HEIGHT, pi + 0.5)
+tail:configure({ gravity = { 0, 400 }, stiffness = 600, damping = 3 })
+
+-- 7: the snake, on the floor between the tentacle and the creature: its head crawls after
+-- the handle at a limited speed and chain:drag pulls the body after it, each joint bending
+-- at most 0.45 rad.
+local SNAKE_SPEED = 150
+local snake_chain = ik.chain2d(rep(7, 24), 600, 650, 0)
+for i = 2, 24 do
+    snake_chain:set_limit(i, -0.45, 0.45)
+end
+local snake = new_rig("snake", "24 bones, chain:drag after its head", { snake_chain }, "fabrik", 800, 650)
+snake.home_x, snake.home_y, snake.phase, snake.wander = 770, 640, 0, true
 
 -- 5: a 3D tentacle in a y-up world of its own (units: metres), drawn by ik.love scaled and
 -- flipped onto the screen. At rest a 3D chain points along +x; its base is turned a quarter
@@ -160,7 +179,7 @@ local SPIDER_BODY = { 44, 22 }
 local SPIDER_LEG = { 58, 78, 58 } -- femur, tibia, tarsus
 local SPIDER_HEIGHT = 62          -- the waist above the ground
 local SPIDER_SPEED = 120          -- pixels per second at most
-local SPIDER_TRIGGER = 26         -- a foot this far from its rest spot steps
+local SPIDER_STRIDE = 26          -- a foot this far from its home steps (ik.gait's stride)
 local SPIDER_STEP_TIME = 0.14     -- seconds per step
 local SPIDER_LIFT = 20            -- pixels a foot rises mid-step
 -- Leg k from the rear: its rest spot's x from its hip, and its femur's direction at rest.
@@ -178,11 +197,8 @@ for k = 1, 8 do
     -- The leg's base frame is the body bone's turned by the femur's rest direction.
     leg:attach(spider_body, k <= 4 and 2 or 3, SPIDER_FEMUR[k])
     spider_chains[k + 1] = leg
-    -- A foot: planted at (x, y), or stepping from (fx, fy) to (tx, ty), t from 0 to 1. The
-    -- groups alternate along the body: 1, 3, 5, 7 and 2, 4, 6, 8. pose: the leg's angles
-    -- at rest (below).
-    spider_feet[k] = { chain = leg, rest = SPIDER_REST[k], group = k % 2, x = 0, y = 0,
-        stepping = false, fx = 0, fy = 0, tx = 0, ty = 0, t = 0, pose = { 0, 0, 0 } }
+    -- pose: the leg's angles at rest (below).
+    spider_feet[k] = { chain = leg, rest = SPIDER_REST[k], pose = { 0, 0, 0 } }
 end
 local spider_rig = ik.rig(spider_chains)
 local spider = new_rig("spider", "a rig of 9 chains: 8 legs follow their feet", spider_chains,
@@ -192,7 +208,6 @@ spider.x = 300                     -- the waist's x, moved towards the fly's
 spider.vx = 0
 spider.tilt = 0
 spider.home_x, spider.phase, spider.wander = 395, 0, true
-spider.stepping = { [0] = 0, [1] = 0 } -- legs of each group in the air
 
 -- Each leg's rest pose, knee up: the femur along its rest direction, the tibia and tarsus
 -- solved by ik.two_bone for the rest spot on level ground, the ankle bent outwards. Every
@@ -208,7 +223,7 @@ for k = 1, 8 do
     foot.chain:set_angles(foot.pose)
 end
 
-local rigs = { arm, tentacle, rope, creature, rig3d, spider }
+local rigs = { arm, tentacle, rope, creature, rig3d, spider, snake }
 local selected = arm
 local message, message_time = nil, 0 -- a line of feedback after a key, for a few seconds
 
@@ -325,6 +340,30 @@ local function update_creature(dt)
         worst, most = max(worst, distance), max(most, iterations)
     end
     record(c, all_reached, worst, most, spent, 2)
+
+    -- The tail: its base on the creature's rear, pointing back and up; the joints follow
+    -- with their own inertia.
+    tail:set_base(c.x - 40 * c.facing, c.body_y - 4, c.facing > 0 and pi + 0.5 or -0.5)
+    tail:simulate(dt)
+end
+
+local function update_snake(dt)
+    local sn = snake
+    if sn.wander then
+        sn.phase = sn.phase + dt
+        sn.hx = sn.home_x + 130 * sin(0.55 * sn.phase)
+        sn.hy = sn.home_y + 35 * sin(1.4 * sn.phase)
+    end
+    local x, y = snake_chain:effector()
+    local dx, dy = sn.hx - x, sn.hy - y
+    local d = math.sqrt(dx * dx + dy * dy)
+    local step = min(d, SNAKE_SPEED * dt)
+    if d > 0 then
+        x, y = x + dx / d * step, y + dy / d * step
+    end
+    local started = getTime()
+    snake_chain:drag(x, y)
+    record(sn, d - step <= 1, d - step, 1, getTime() - started, 1)
 end
 
 -- The rest spot of a foot: its rest offset from the leg's hip, on the ground.
@@ -332,17 +371,6 @@ local function spider_rest(foot)
     local hx = foot.chain:joint(1)
     local x = hx + foot.rest
     return x, ground(x)
-end
-
-local function spider_start_step(foot)
-    local rx = spider_rest(foot)
-    -- Land ahead of the rest spot in the direction of walking, so the stride is even.
-    local ahead = max(-1, min(1, spider.vx / SPIDER_SPEED)) * 0.6 * SPIDER_TRIGGER
-    foot.stepping, foot.t = true, 0
-    foot.fx, foot.fy = foot.x, foot.y
-    foot.tx = rx + ahead
-    foot.ty = ground(foot.tx)
-    spider.stepping[foot.group] = spider.stepping[foot.group] + 1
 end
 
 local function update_spider(dt)
@@ -361,11 +389,12 @@ local function update_spider(dt)
     sp.x = sp.x + sp.vx * dt
     local slope = (ground(sp.x + 60) - ground(sp.x - 60)) / 120
     sp.tilt = sp.tilt + (max(-0.25, min(0.25, math.atan(slope))) - sp.tilt) * min(1, 5 * dt)
+    -- The body dips a little while feet are in the air (read from the gait's last update).
     local lift = 0
     for k = 1, 8 do
-        local foot = spider_feet[k]
-        if foot.stepping then
-            lift = max(lift, sin(pi * foot.t))
+        local _, _, stepping, progress = spider.gait:foot(k)
+        if stepping then
+            lift = max(lift, sin(pi * progress))
         end
     end
     local waist_y = (ground(sp.x - 70) + ground(sp.x) + ground(sp.x + 70)) / 3 - SPIDER_HEIGHT
@@ -373,45 +402,9 @@ local function update_spider(dt)
     local length = SPIDER_BODY[1]
     spider_body:set_base(sp.x - length * cos(sp.tilt), waist_y - length * sin(sp.tilt), sp.tilt)
 
-    -- The feet: a group whose foot has strayed too far steps while the other stands; a
-    -- foot strayed much further steps anyway.
-    for g = 0, 1 do
-        if sp.stepping[1 - g] == 0 and sp.stepping[g] == 0 then
-            local go = false
-            for k = 1, 8 do
-                local foot = spider_feet[k]
-                if foot.group == g and abs(foot.x - spider_rest(foot)) > SPIDER_TRIGGER then
-                    go = true
-                end
-            end
-            if go then
-                for k = 1, 8 do
-                    local foot = spider_feet[k]
-                    if foot.group == g and abs(foot.x - spider_rest(foot)) > 0.3 * SPIDER_TRIGGER then
-                        spider_start_step(foot)
-                    end
-                end
-            end
-        end
-    end
-    for k = 1, 8 do
-        local foot = spider_feet[k]
-        if not foot.stepping and abs(foot.x - spider_rest(foot)) > 2.5 * SPIDER_TRIGGER then
-            spider_start_step(foot)
-        end
-        if foot.stepping then
-            foot.t = min(1, foot.t + dt / SPIDER_STEP_TIME)
-            local s = foot.t
-            local e = s * s * (3 - 2 * s)
-            foot.x = foot.fx + (foot.tx - foot.fx) * e
-            foot.y = foot.fy + (foot.ty - foot.fy) * e - SPIDER_LIFT * sin(pi * s)
-            if foot.t >= 1 then
-                foot.stepping = false
-                sp.stepping[foot.group] = sp.stepping[foot.group] - 1
-            end
-        end
-        foot.chain:set_target(foot.x, foot.y)
-    end
+    -- The feet: ik.gait keeps them planted, steps a group when its foot strays past the
+    -- stride from its home under the body, and sets every leg's goal to its foot.
+    sp.gait:update(dt)
 
     for k = 1, 8 do
         spider_feet[k].chain:set_angles(spider_feet[k].pose)
@@ -421,15 +414,21 @@ local function update_spider(dt)
     record(sp, reached, distance, iterations, getTime() - started, 1)
 end
 
--- Every foot on its rest spot, and the legs solved there: the spider as it starts.
+-- Every foot on its rest spot, and the legs solved there: the spider as it starts. The gait
+-- takes each foot's home from there (kept under the body as it moves). On this y-down
+-- screen up is -y.
 local function spider_stand()
     spider_body:set_base(spider.x - SPIDER_BODY[1], ground(spider.x) - SPIDER_HEIGHT, 0)
     for k = 1, 8 do
         local foot = spider_feet[k]
-        foot.x, foot.y = spider_rest(foot)
-        foot.chain:set_target(foot.x, foot.y)
+        foot.chain:set_target(spider_rest(foot))
     end
     spider_rig:solve()
+    local legs = {}
+    for k = 1, 8 do legs[k] = spider_feet[k].chain end
+    spider.gait = ik.gait(legs, { stride = SPIDER_STRIDE, step_time = SPIDER_STEP_TIME,
+        lift = SPIDER_LIFT, lead = 0.6, up = -1, ground = ground,
+        groups = { { 1, 3, 5, 7 }, { 2, 4, 6, 8 } } })
 end
 spider_stand()
 
@@ -456,6 +455,7 @@ local function update(dt)
     solve_one(rope, rope.hx, rope.hy)
     update_creature(dt)
     update_spider(dt)
+    update_snake(dt)
     if message and clock - message_time > 4 then
         message = nil
     end
@@ -486,7 +486,7 @@ function love.mousepressed(x, y, button)
     dragging = handle_at(x, y)
     if dragging then
         selected = dragging
-        if dragging == tentacle or dragging == rig3d or dragging == spider then
+        if dragging == tentacle or dragging == rig3d or dragging == spider or dragging == snake then
             dragging.wander = false
         elseif dragging == creature then
             creature.dragging = true
@@ -511,10 +511,10 @@ end
 
 function love.mousereleased(_, _, button)
     if button == 1 and dragging then
-        if dragging == tentacle then
+        if dragging == tentacle or dragging == snake then
             -- It wanders again around where it was let go.
-            tentacle.home_x, tentacle.home_y = tentacle.hx, tentacle.hy
-            tentacle.phase, tentacle.wander = 0, true
+            dragging.home_x, dragging.home_y = dragging.hx, dragging.hy
+            dragging.phase, dragging.wander = 0, true
         elseif dragging == rig3d then
             rig3d.home_x, rig3d.home_y = rig3d.wx, rig3d.wy
             rig3d.phase, rig3d.wander = 0, true
@@ -596,6 +596,8 @@ local ACCENT = { 1.00, 0.82, 0.35 }
 local tentacle_style = { width = 4, radius = 3 }
 local spider_style = { width = 3, radius = 2.5, cross = 4, limits = false }
 local leg_style = { width = 5, radius = 4 }
+local tail_style = { width = 4, radius = 2 }
+local snake_style = { width = 6, radius = 3 }
 
 local function draw_handle_ring(rig)
     local mx, my = love.mouse.getPosition()
@@ -627,6 +629,7 @@ local function draw_creature()
     lg.setColor(ACCENT)
     lg.polygon("fill", c.hx, GROUND - 44, c.hx + 22, GROUND - 36, c.hx, GROUND - 28)
 
+    ikdraw.draw(tail, nil, nil, nil, tail_style)
     for k = 1, 2 do
         ikdraw.draw(c.chains[k], c.feet[k].x, c.feet[k].y, c.reached, leg_style)
     end
@@ -699,9 +702,9 @@ local function draw_spider()
 end
 
 local function draw_panel()
-    local x0, y0 = 20, 515
+    local x0, y0 = 20, 494
     lg.setColor(0, 0, 0, 0.35)
-    lg.rectangle("fill", x0 - 10, y0 - 10, 440, 195, 6, 6)
+    lg.rectangle("fill", x0 - 10, y0 - 10, 440, 216, 6, 6)
     lg.setFont(small)
     local columns = { 0, 100, 178, 240, 320, 370 }
     local head = { "rig", "solver", "reached", "distance", "iters", "µs/solve" }
@@ -727,7 +730,7 @@ local function draw_help()
     local s = selected.settings
     lg.setFont(font)
     lg.setColor(TEXT)
-    lg.print("drag the crosses, the flag and the fly   1-6 pick a rig   f c r t solver   [ ] greed   "
+    lg.print("drag the crosses, the flag and the fly   1-7 pick a rig   f c r t solver   [ ] greed   "
         .. "g ramp   - = iterations   , . tolerance   b arm's bend   Esc quit",
         20, 14)
     lg.setColor(ACCENT)
@@ -757,6 +760,7 @@ function love.draw()
 
     ikdraw.draw(arm_chain, arm.hx, arm.hy, arm.reached)
     ikdraw.draw(tentacle_chain, tentacle.hx, tentacle.hy, tentacle.reached, tentacle_style)
+    ikdraw.draw(snake_chain, snake.hx, snake.hy, snake.reached, snake_style)
     draw_rope_weights()
     ikdraw.draw(rope_chain, rope.hx, rope.hy, rope.reached)
     draw_creature()
@@ -778,6 +782,7 @@ function love.draw()
     lg.print("4 creature", 1150, 660)
     lg.print("5 3D, seen along z", VIEW3D.x - 150, VIEW3D.y + 8)
     lg.print("6 spider", LEDGE_LEFT + 6, ground(LEDGE_LEFT) + 30)
+    lg.print("7 snake", 650, 690)
 
     draw_panel()
     draw_help()

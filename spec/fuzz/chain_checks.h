@@ -413,6 +413,7 @@ static inline errset validate_gait(const ik_gait_options *o)
     if (!(isfinite(o->lift) && o->lift >= 0 && o->lift <= IK_MAX_COORD)) return BIT(IK_ERR_LIFT);
     if (!(isfinite(o->lead) && o->lead >= 0 && o->lead * o->stride <= IK_MAX_COORD)) return BIT(IK_ERR_LEAD);
     if (o->max_groups < 1) return BIT(IK_ERR_MAX_GROUPS);
+    if (o->up != 1 && o->up != -1) return BIT(IK_ERR_UP);
     return 0;
 }
 

@@ -362,7 +362,7 @@ static void gait_op(reader *r, slot *s)
     if (how & 8) o.step_time = take_u8(r) < 200 ? 0.01 + take_u8(r) / 100.0 : take_real(r);
     if (how & 16) o.lift = take_u8(r) < 200 ? take_u8(r) / 100.0 : take_real(r);
     if (how & 32) o.lead = take_u8(r) < 200 ? take_u8(r) / 100.0 : take_real(r);
-    if (how & 64) o.max_groups = (int)(take_u8(r) % 4) - 1;
+    if (how & 64) o.max_groups = (int)(take_u8(r) % 4) - 1, o.up = (int)(take_u8(r) % 4) - 2;
     ground.r = r, ground.calls = 0;
     if (how & 128) o.ground = fuzz_ground_at, o.user = &ground;
     use_groups = take_u8(r) & 1;
