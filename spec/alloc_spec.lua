@@ -9,12 +9,7 @@ local ik = require("ik")
 local CALLS = 20000
 local LIMIT_KB = 1
 
--- (Under LuaJIT a trace is a collected object: a side trace compiled during the count, for a
--- branch that turns hot only after thousands of frames, would count as garbage although it
--- is made once. So there the loop first runs as long as it is then measured.)
-local function measure(loop, calls)
-    loop(2000)
-    loop(jit and (calls or CALLS) or 2000)
+local function count(loop, calls)
     collectgarbage("collect")
     collectgarbage("collect")
     collectgarbage("stop")
@@ -26,13 +21,25 @@ local function measure(loop, calls)
     return after - before
 end
 
+-- Under LuaJIT a trace is a collected object, and when a trace that aborted may be tried
+-- again is left to chance (a random penalty): one compiled during a count would count as
+-- garbage although it is made once. There the loop is counted twice, and what it allocates
+-- every time is the smaller count (garbage made per call shows in both).
+local function measure(loop, calls)
+    loop(2000)
+    loop(2000)
+    local kb = count(loop, calls)
+    if jit and kb > 0 then kb = math.min(kb, count(loop, calls)) end
+    return kb
+end
+
 describe("hot path allocation (20,000 calls each, < 1 KB)", function()
     local c, c2, out, chains, targets
 
     before_each(function()
         c = ik.chain2d({ 1, 1, 1, 1 }, 0.5, -0.5, 0.2)
         c:set_angle(2, 0.4)
-        c:configure({ iterations = 8, tolerance = 1e-6 })
+        c:configure({ iterations = 8, tolerance = 1e-6, gravity = { 0, -9.81 }, stiffness = 10 })
         c2 = ik.chain2d({ 1, 1.5 }, 0.1, 0.2, 0.3)
         out = c:positions()
         local solvers = { "fabrik", "ccd", "relax", "two_bone" }
@@ -198,7 +205,6 @@ describe("hot path allocation (20,000 calls each, < 1 KB)", function()
             for i = 1, n do c:drag(2 + (i % 7) * 0.1, 1 - (i % 5) * 0.1) end
         end },
         { "c:simulate(dt) with gravity and stiffness, its base moving", function(n)
-            c:configure({ gravity = { 0, -9.81 }, stiffness = 10 })
             for i = 1, n do
                 c:set_base((i % 9) * 0.01, 0)
                 c:simulate(1 / 60)
