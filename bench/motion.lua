@@ -163,11 +163,16 @@ for _, dim in ipairs({ 2, 3 }) do
   local w = walkers.spider(dim, 1)
   local g = ik.gait(w.legs, { stride = 0.5, step_time = 0.2, ground = w.ground, groups = w.groups })
   local f = 0
+  -- the body's own move (set_base from Lua) is timed alone and taken out of the gait's
+  local t_place = time(function()
+    f = f + 1
+    w.place(f / 60)
+  end)
   local t_update = time(function()
     f = f + 1
     w.place(f / 60)
     g:update(1 / 60)
-  end)
+  end) - t_place
   local t_frame = time(function()
     f = f + 1
     w.place(f / 60)
@@ -193,8 +198,8 @@ for _, dim in ipairs({ 2, 3 }) do
   local r144 = walkers.walk(walkers.spider(dim, 1), { stride = 0.5, step_time = 0.2 }, 30, 144)
   local d30 = walkers.compare(r30, r144)
   local d60 = walkers.compare(r, r144)
-  print(("  %dD spider gait:update (8 legs): %6.0f ns; with rig:solve %7.0f ns a frame; plain Lua stepping %6.0f ns (plain / ik %.2f)")
-    :format(dim, t_update * 1e9, t_frame * 1e9, t_plain * 1e9, t_plain / t_update))
+  print(("  %dD spider gait:update (8 legs; the body's set_base, %.0f ns, taken out): %6.0f ns; with rig:solve %7.0f ns a frame; plain Lua stepping %6.0f ns (plain / ik %.2f)")
+    :format(dim, t_place * 1e9, t_update * 1e9, t_frame * 1e9, t_plain * 1e9, t_plain / t_update))
   print(("     30 s at 60 Hz: goals met in %.1f%% of frames, planted feet moved %g, at most %d group in the air, landings %.1e off the ground; landings at 30 / 60 Hz within %.2e / %.2e of 144 Hz's (stride 0.5)")
     :format(100 * r.met / r.frames, r.moved, r.crowd, r.landed, d30, d60))
 end
