@@ -1,4 +1,5 @@
-# ik: inverse kinematics, a C core with a Lua binding.
+# ik: inverse kinematics, a C core with a Lua binding. Builds print one line a target;
+# V=1 (make V=1 ...) prints every command in full.
 #   make          ik/core.so (Lua 5.4), libik.a, the C example
 #   make lib      libik.a alone: the core for C, no Lua headers needed
 #   make amalgamation  dist/ik.h, dist/ik.c and dist/ik_lua.c: ik in single files
@@ -55,6 +56,16 @@ OPT     ?= -O2
 CFLAGS  ?=
 ALL_CFLAGS := $(CSTD) $(OPT) $(WARN) $(FP_FLAGS) -fPIC $(CFLAGS)
 
+# Quiet builds: one short line per target (`  CC  target`); `make V=1 ...` prints every
+# command in full.
+ifeq ($(V),1)
+Q :=
+say =
+else
+Q := @
+say = @printf '  %-4s %s\n' '$(1)' '$(2)'
+endif
+
 LUA54_INC  ?= /usr/include/lua5.4
 LUAJIT_INC ?= /usr/include/luajit-2.1
 
@@ -85,21 +96,25 @@ all: ik/core.so libik.a build/examples/solve
 
 build/core/%.o: src/%.c $(CORE_HDR)
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) -c $< -o $@
+	$(call say,CC,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) -c $< -o $@
 
 libik.a: $(CORE_OBJ)
-	rm -f $@
-	ar rcs $@ $^
+	$(Q)rm -f $@
+	$(call say,AR,$@)
+	$(Q)ar rcs $@ $^
 
 ik/core.so: $(CORE_SRC) $(BIND_SRC) $(CORE_HDR) $(BIND_HDR)
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) -I$(LUA54_INC) -shared $(CORE_SRC) $(BIND_SRC) -o $@ -lm
+	$(call say,CC,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) -I$(LUA54_INC) -shared $(CORE_SRC) $(BIND_SRC) -o $@ -lm
 
 luajit: build/luajit/ik/core.so
 
 build/luajit/ik/core.so: $(CORE_SRC) $(BIND_SRC) $(CORE_HDR) $(BIND_HDR)
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) -I$(LUAJIT_INC) -shared $(CORE_SRC) $(BIND_SRC) -o $@ -lm
+	$(call say,CC,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) -I$(LUAJIT_INC) -shared $(CORE_SRC) $(BIND_SRC) -o $@ -lm
 
 # Lua 5.1, 5.2 and 5.3: one module each from the same sources, each in its own directory,
 # build/lua5.X/ik/core.so (`make lua5.1`, `make lua5.2`, `make lua5.3`). ik/core.so stays the
@@ -119,7 +134,8 @@ lua5.4: ik/core.so
 # The stem is the minor version: build/lua5.1/ik/core.so takes its headers from $(LUA51_INC).
 build/lua5.%/ik/core.so: $(CORE_SRC) $(BIND_SRC) $(CORE_HDR) $(BIND_HDR)
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) -I$(LUA5$*_INC) -shared $(CORE_SRC) $(BIND_SRC) -o $@ -lm
+	$(call say,CC,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) -I$(LUA5$*_INC) -shared $(CORE_SRC) $(BIND_SRC) -o $@ -lm
 
 # Windows, 64-bit, for LÖVE 11: `make windows` cross-compiles build/windows/ik/core.dll with
 # mingw-w64 against LuaJIT 2.1, linked to lua51.dll, the DLL through which LÖVE's C modules
@@ -143,7 +159,8 @@ $(WIN_LUA51):
 
 build/windows/ik/core.dll: $(CORE_SRC) $(BIND_SRC) $(CORE_HDR) $(BIND_HDR) $(WIN_LUA51)
 	@mkdir -p $(@D)
-	$(WIN_CC) $(WIN_CFLAGS) -I$(WIN_LUAJIT)/src -shared $(CORE_SRC) $(BIND_SRC) -o $@ \
+	$(call say,CC,$@)
+	$(Q)$(WIN_CC) $(WIN_CFLAGS) -I$(WIN_LUAJIT)/src -shared $(CORE_SRC) $(BIND_SRC) -o $@ \
 	    $(WIN_LUA51) -static-libgcc
 
 # wine64 alone, without its recommendations: the specs need no graphics, sound or Mono.
@@ -171,41 +188,49 @@ lib: libik.a
 
 # dist/: the single-file form (ik.h, ik.c, ik_lua.c), committed; CI checks it is current.
 amalgamation: $(CORE_SRC) $(CORE_HDR) $(BIND_SRC) $(BIND_HDR) tools/amalgamate.sh
-	sh tools/amalgamate.sh dist $(CORE_SRC)
+	$(call say,GEN,dist/ik.h dist/ik.c dist/ik_lua.c)
+	$(Q)sh tools/amalgamate.sh dist $(CORE_SRC)
 
 build/examples/solve: examples/solve.c libik.a src/ik.h
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) -Isrc examples/solve.c libik.a -o $@ -lm
+	$(call say,CC,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) -Isrc examples/solve.c libik.a -o $@ -lm
 
 # The engine host: Lua 5.4 embedded, the core and the binding compiled into the executable.
 LUA54_LIB ?= -llua5.4
 build/examples/host: examples/host/host.c $(CORE_SRC) $(BIND_SRC) $(CORE_HDR) $(BIND_HDR)
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) -Isrc -I$(LUA54_INC) examples/host/host.c $(CORE_SRC) $(BIND_SRC) \
+	$(call say,CC,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) -Isrc -I$(LUA54_INC) examples/host/host.c $(CORE_SRC) $(BIND_SRC) \
 		-o $@ $(LUA54_LIB) -lm
 
 build/tests/edge_scale: spec/c/edge_scale_test.c libik.a src/ik.h
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) -Isrc spec/c/edge_scale_test.c libik.a -o $@ -lm
+	$(call say,CC,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) -Isrc spec/c/edge_scale_test.c libik.a -o $@ -lm
 
 # Threads: ik.h's promise (chains of their own per thread; shared reads after
 # ik_chain_update), plain in make test, under ThreadSanitizer in make test-tsan.
 build/tests/threads: spec/c/threads_test.c libik.a src/ik.h
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) -Isrc spec/c/threads_test.c libik.a -o $@ -lm -lpthread
+	$(call say,CC,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) -Isrc spec/c/threads_test.c libik.a -o $@ -lm -lpthread
 
 # The batch: ik_solve_many bit for bit the single solves, with the lanes the processor
 # chooses, with SSE2 lanes only, and with no vector path.
 BATCH_TESTS := build/tests/batch build/tests/batch_sse2 build/tests/batch_scalar
 build/tests/batch: spec/c/batch_test.c $(CORE_SRC) $(CORE_HDR)
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) -Isrc $< $(CORE_SRC) -o $@ -lm
+	$(call say,CC,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) -Isrc $< $(CORE_SRC) -o $@ -lm
 build/tests/batch_sse2: spec/c/batch_test.c $(CORE_SRC) $(CORE_HDR)
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) -DIK_NO_AVX2 -Isrc $< $(CORE_SRC) -o $@ -lm
+	$(call say,CC,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) -DIK_NO_AVX2 -Isrc $< $(CORE_SRC) -o $@ -lm
 build/tests/batch_scalar: spec/c/batch_test.c $(CORE_SRC) $(CORE_HDR)
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) -DIK_NO_LANES -Isrc $< $(CORE_SRC) -o $@ -lm
+	$(call say,CC,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) -DIK_NO_LANES -Isrc $< $(CORE_SRC) -o $@ -lm
 
 # The batch on arm64 (NEON lanes, and none), cross-compiled and run under qemu: the same
 # bits as the single solves there, and the same iteration count as on x86-64.
@@ -229,7 +254,8 @@ test-arm64: build/tests/batch
 
 build/tsan/threads: spec/c/threads_test.c $(CORE_SRC) $(CORE_HDR) | clang-deps
 	@mkdir -p $(@D)
-	$(FUZZ_CC) $(CSTD) -g -O1 $(WARN) $(FP_FLAGS) -fsanitize=thread -Isrc $< $(CORE_SRC) -o $@ -lm -lpthread
+	$(call say,CC,$@)
+	$(Q)$(FUZZ_CC) $(CSTD) -g -O1 $(WARN) $(FP_FLAGS) -fsanitize=thread -Isrc $< $(CORE_SRC) -o $@ -lm -lpthread
 
 test-tsan: deps build/tsan/threads
 	TSAN_OPTIONS=halt_on_error=1:exitcode=66 build/tsan/threads
@@ -282,22 +308,26 @@ bench-spine: deps ik/core.so luajit
 # The C bench links libik.a, built with the flags above.
 build/bench/bench: bench/bench.c libik.a src/ik.h
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) -Isrc bench/bench.c libik.a -o $@ -lm
+	$(call say,CC,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) -Isrc bench/bench.c libik.a -o $@ -lm
 
 # LÖVE games: LÖVE loads a C module from the game folder (never from inside a zipped .love),
 # so the LÖVE runtime test and the demo each get a copy of the LuaJIT build and the Lua files
 # in their own ik/, exactly where a game keeps them (git-ignored).
 spec/love/ik/core.so demo/love/ik/core.so: build/luajit/ik/core.so
 	@mkdir -p $(@D)
-	cp $< $@
+	$(call say,CP,$@)
+	$(Q)cp $< $@
 
 spec/love/ik/%.lua: lua/ik/%.lua
 	@mkdir -p $(@D)
-	cp $< $@
+	$(call say,CP,$@)
+	$(Q)cp $< $@
 
 demo/love/ik/%.lua: lua/ik/%.lua
 	@mkdir -p $(@D)
-	cp $< $@
+	$(call say,CP,$@)
+	$(Q)cp $< $@
 
 love: deps $(LOVE_DEMO_IK)
 	@sh tools/deps.sh love
@@ -316,11 +346,13 @@ love-screenshot: deps $(LOVE_DEMO_IK)
 # spec/fuzz/corpus/NAME/ (where every crash found is kept) through the same checks.
 build/fuzz/fuzz_%: spec/fuzz/%_fuzzer.c spec/fuzz/fuzzer.h spec/fuzz/chain_checks.h $(CORE_SRC) $(CORE_HDR) | clang-deps
 	@mkdir -p $(@D)
-	$(FUZZ_CC) $(FUZZ_CFLAGS) -Isrc $< $(CORE_SRC) -o $@ -lm
+	$(call say,CC,$@)
+	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -Isrc $< $(CORE_SRC) -o $@ -lm
 
 build/replay/fuzz_%: spec/fuzz/%_fuzzer.c spec/fuzz/fuzzer.h spec/fuzz/chain_checks.h spec/fuzz/replay.c $(CORE_SRC) $(CORE_HDR)
 	@mkdir -p $(@D)
-	$(CC) $(CSTD) -g $(OPT) $(WARN) $(FP_FLAGS) -Isrc $< spec/fuzz/replay.c $(CORE_SRC) -o $@ -lm
+	$(call say,CC,$@)
+	$(Q)$(CC) $(CSTD) -g $(OPT) $(WARN) $(FP_FLAGS) -Isrc $< spec/fuzz/replay.c $(CORE_SRC) -o $@ -lm
 
 fuzz: $(FUZZ_BIN)
 	@sh tools/fuzz.sh $(FUZZ_TIME) $(FUZZERS)
@@ -332,7 +364,8 @@ clang-deps:
 # uninstrumented lua5.4 (spec/run.sh preloads the sanitizers' runtime).
 build/asan/ik/core.so: $(CORE_SRC) $(BIND_SRC) $(CORE_HDR) $(BIND_HDR) | clang-deps
 	@mkdir -p $(@D)
-	$(FUZZ_CC) $(CSTD) -g -O1 $(WARN) $(FP_FLAGS) -fPIC -fno-omit-frame-pointer \
+	$(call say,CC,$@)
+	$(Q)$(FUZZ_CC) $(CSTD) -g -O1 $(WARN) $(FP_FLAGS) -fPIC -fno-omit-frame-pointer \
 	    -fsanitize=address,undefined -fno-sanitize-recover=all -I$(LUA54_INC) -shared \
 	    $(CORE_SRC) $(BIND_SRC) -o $@ -lm
 
