@@ -7242,19 +7242,21 @@ int rig_joint_space(ik_rig *rig, int iterations, ik_real reach, int bones, int m
 
 /* ---- drag ---- */
 
-/* Point i of the scratch points (dim numbers each) as a 3D vector (z = 0 in 2D). */
-static ik_vec3 work_point(const ik_chain *c, int i)
+/* A point of dim numbers as a 3D vector (z = 0 in 2D), and back. */
+static ik_vec3 point_load(const ik_chain *c, const ik_real *p)
 {
-    const ik_real *p = c->work + (size_t)i * (size_t)c->dim;
     return ik_v3(p[0], p[1], c->dim == 3 ? p[2] : 0);
 }
 
-static void set_work_point(ik_chain *c, int i, ik_vec3 v)
+static void point_store(const ik_chain *c, ik_real *p, ik_vec3 v)
 {
-    ik_real *p = c->work + (size_t)i * (size_t)c->dim;
     p[0] = v.x, p[1] = v.y;
     if (c->dim == 3) p[2] = v.z;
 }
+
+/* Point i of the scratch points. */
+static ik_vec3 work_point(const ik_chain *c, int i) { return point_load(c, c->work + (size_t)i * (size_t)c->dim); }
+static void set_work_point(ik_chain *c, int i, ik_vec3 v) { point_store(c, c->work + (size_t)i * (size_t)c->dim, v); }
 
 /* Joint 0 on the base. */
 static void store_joint0(ik_chain *c)
@@ -7344,17 +7346,6 @@ static ik_real *sim_before(const ik_chain *c, int i)
     return c->sim + ((size_t)(c->n + 1) + (size_t)i) * (size_t)c->dim;
 }
 
-static ik_vec3 sim_load(const ik_chain *c, const ik_real *p)
-{
-    return ik_v3(p[0], p[1], c->dim == 3 ? p[2] : 0);
-}
-
-static void sim_store(const ik_chain *c, ik_real *p, ik_vec3 v)
-{
-    p[0] = v.x, p[1] = v.y;
-    if (c->dim == 3) p[2] = v.z;
-}
-
 /* Whether the joints simulate kept still move on: the pose is the one it left. */
 static int sim_continues(const ik_chain *c)
 {
@@ -7368,8 +7359,8 @@ static void sim_start(ik_chain *c)
 {
     int i;
     for (i = 0; i <= c->n; i++) {
-        sim_store(c, sim_now(c, i), ik_joint_v3(c, i));
-        sim_store(c, sim_before(c, i), ik_joint_v3(c, i));
+        point_store(c, sim_now(c, i), ik_joint_v3(c, i));
+        point_store(c, sim_before(c, i), ik_joint_v3(c, i));
     }
     c->sim_base = c->base;
     c->sim_base_before = c->base;
@@ -7426,8 +7417,8 @@ static void sim_keep_dirs(ik_chain *c)
 {
     int i;
     for (i = 0; i < c->n; i++) {
-        ik_vec3 u = ik_v3_sub(sim_load(c, sim_now(c, i + 1)), sim_load(c, sim_now(c, i)));
-        sim_store(c, c->sim_scratch + (size_t)i * (size_t)c->dim, ik_v3_normalize_or(u, ik_v3(0, 0, 0)));
+        ik_vec3 u = ik_v3_sub(point_load(c, sim_now(c, i + 1)), point_load(c, sim_now(c, i)));
+        point_store(c, c->sim_scratch + (size_t)i * (size_t)c->dim, ik_v3_normalize_or(u, ik_v3(0, 0, 0)));
     }
 }
 
@@ -7523,7 +7514,7 @@ static void sim_step(ik_chain *c, ik_real h, ik_real keep, ik_real pull)
     sim_keep_dirs(c);
     set_work_point(c, 0, c->base);
     for (i = 1; i <= c->n; i++) {
-        ik_vec3 now = sim_load(c, sim_now(c, i)), before = sim_load(c, sim_before(c, i));
+        ik_vec3 now = point_load(c, sim_now(c, i)), before = point_load(c, sim_before(c, i));
         set_work_point(c, i, ik_v3_add(now, ik_v3_add(ik_v3_scale(ik_v3_sub(now, before), keep), fall)));
     }
     if (pull > 0) {
@@ -7535,8 +7526,8 @@ static void sim_step(ik_chain *c, ik_real h, ik_real keep, ik_real pull)
     pose_towards_work(c, 0);
     for (i = 0; i <= c->n; i++) {
         ik_real *now = sim_now(c, i), *before = sim_before(c, i);
-        sim_store(c, before, sim_load(c, now));
-        sim_store(c, now, ik_joint_v3(c, i));
+        point_store(c, before, point_load(c, now));
+        point_store(c, now, ik_joint_v3(c, i));
     }
 }
 
