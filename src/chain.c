@@ -58,6 +58,9 @@ const char *ik_status_string(ik_status status)
     case IK_ERR_MAX_GROUPS: return "max_groups must be an integer >= 1";
     case IK_ERR_GROUND: return "ground must return a finite number (the height there)";
     case IK_ERR_UP: return "up must be 1 or -1";
+    case IK_ERR_HELD: return "the tip is held (attach_tip): its goal is the held point (detach_tip first)";
+    case IK_ERR_TIP_HELD: return "the tip is held already (detach_tip first)";
+    case IK_ERR_SELF: return "a chain cannot hold its own tip";
     }
     return "unknown status";
 }
@@ -609,6 +612,67 @@ ik_chain *ik_chain_parent(const ik_chain *c, int *joint)
     return c->parent;
 }
 
+/* ---- the tip hold (closed loops) ---- */
+
+ik_vec3 ik_hold_point(const ik_chain *c, int j, ik_vec3 offset)
+{
+    ik_vec3 at = ik_joint_v3(c, j);
+    if (offset.x == 0 && offset.y == 0 && offset.z == 0) return at;
+    if (c->dim == 2) {
+        ik_vec2 v = ik_v2_rotate(ik_v2(offset.x, offset.y), ik_chain_frame2(c, j));
+        return ik_v3(at.x + v.x, at.y + v.y, 0);
+    }
+    return ik_v3_add(at, ik_q_rotate(ik_chain_frame3(c, j), offset));
+}
+
+void ik_chain_read_hold(ik_chain *c)
+{
+    if (c->tip_parent == NULL) return;
+    ik_chain_update(c->tip_parent);
+    c->target = ik_hold_point(c->tip_parent, c->tip_joint, c->tip_offset);
+    c->has_target = 1;
+}
+
+ik_status ik_chain_attach_tip(ik_chain *c, ik_chain *other, int joint, const ik_real *offset)
+{
+    ik_vec3 v = ik_v3(0, 0, 0);
+    if (other->dim != c->dim) return IK_ERR_DIMENSION;
+    if (other == c) return IK_ERR_SELF;
+    if (joint < 0 || joint > other->n) return IK_ERR_INDEX;
+    if (c->tip_parent) return IK_ERR_TIP_HELD;
+    if (offset) {
+        ik_status st = ik_check_coords(offset, c->dim);
+        if (st != IK_OK) return st;
+        v = ik_v3(offset[0] + 0.0, offset[1] + 0.0, c->dim == 3 ? offset[2] + 0.0 : 0);
+    }
+    c->tip_parent = other;
+    c->tip_joint = joint;
+    c->tip_offset = v;
+    c->holds++;
+    ik_chain_read_hold(c);
+    return IK_OK;
+}
+
+void ik_chain_detach_tip(ik_chain *c)
+{
+    if (c->tip_parent == NULL) return;
+    c->tip_parent = NULL;
+    c->tip_joint = 0;
+    c->tip_offset = ik_v3(0, 0, 0);
+    c->holds++;
+    c->has_target = 0;
+}
+
+ik_chain *ik_chain_tip_parent(const ik_chain *c, int *joint, ik_real *offset)
+{
+    if (joint) *joint = c->tip_parent ? c->tip_joint : 0;
+    if (offset) {
+        offset[0] = c->tip_offset.x, offset[1] = c->tip_offset.y;
+        if (c->dim == 3) offset[2] = c->tip_offset.z;
+    }
+    return c->tip_parent;
+}
+
 /* ---- getters and setters ---- */
 
 const ik_real *ik_chain_positions(ik_chain *c)
@@ -850,14 +914,15 @@ ik_status ik_chain_configure(ik_chain *c, const ik_settings *settings)
 
 ik_status ik_chain_set_target(ik_chain *c, const ik_real *target)
 {
-    ik_status st = ik_check_coords(target, c->dim);
+    ik_status st = c->tip_parent ? IK_ERR_HELD : ik_check_coords(target, c->dim);
     if (st != IK_OK) return st;
     ik_chain_keep_target(c, target);
     return IK_OK;
 }
 
-ik_status ik_chain_target(const ik_chain *c, ik_real *out, int *has)
+ik_status ik_chain_target(ik_chain *c, ik_real *out, int *has)
 {
+    ik_chain_read_hold(c);
     *has = c->has_target;
     if (c->has_target) {
         out[0] = c->target.x, out[1] = c->target.y;
@@ -906,6 +971,7 @@ ik_status ik_chain3d_target_rotation(const ik_chain *c, ik_real out[4], int *has
 
 void ik_chain_clear_target(ik_chain *c)
 {
+    ik_chain_detach_tip(c);
     c->has_target = 0;
     c->has_orientation = 0;
 }

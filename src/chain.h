@@ -96,6 +96,13 @@ struct ik_chain {
     ik_chain *down; /* ik_chain_follow's scratch: the child on the way down to the chain
                        being brought up to date */
 
+    /* The tip hold: a closed loop (ik_chain_attach_tip). While held, has_target is set and
+       target is the held point as last read (ik_chain_read_hold). */
+    ik_chain *tip_parent;  /* NULL: the tip is free */
+    int tip_joint;         /* 0..tip_parent->n */
+    ik_vec3 tip_offset;    /* in the frame of tip_parent's bone that ends at tip_joint */
+    unsigned long long holds; /* counts attach_tip and detach_tip calls: a rig compares it */
+
     /* Goals kept on the chain. */
     int has_target, has_orientation;
     ik_vec3 target;        /* z = 0 in 2D */
@@ -256,6 +263,13 @@ static inline void ik_chain_keep_target(ik_chain *c, const ik_real *t)
 /* The world frame at joint j of c (j = 0: the base frame), as a child attached there sees it. */
 ik_vec2 ik_chain_frame2(const ik_chain *c, int j);
 ik_quat ik_chain_frame3(const ik_chain *c, int j);
+
+/* The point held at joint j of c, moved by offset in the frame there; c's world data current. */
+ik_vec3 ik_hold_point(const ik_chain *c, int j, ik_vec3 offset);
+
+/* A held chain's goal (target) read where the held point is now: the chain holding it
+   brought up to date (its world data; it does not move). Nothing for a chain not held. */
+void ik_chain_read_hold(ik_chain *c);
 
 /*
  * For the rig: c's base (and joint 0) put on its parent's joint as the parent is now, and

@@ -250,6 +250,8 @@ ik_status ik_gait_update(ik_gait *g, ik_real dt)
     ik_real advance;
     int k, j, in_air = 0, rooms = 0;
     if (isnan(dt) || !(dt > 0) || !isfinite(dt)) return IK_ERR_TIME_STEP;
+    for (k = 0; k < g->count; k++) /* a held tip's goal is its hold: no foot to set */
+        if (g->leg[k].chain->tip_parent) return IK_ERR_HELD;
     advance = dt / o->step_time;
     memcpy(next, g->leg, (size_t)g->count * sizeof *next);
 

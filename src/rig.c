@@ -46,7 +46,7 @@ static size_t rig_size(int count, size_t joints)
     size += ALIGN16(joints * 8 * sizeof(ik_real));
     size += ALIGN16(joints);
     size += ALIGN16((size_t)count * sizeof(rig_node));
-    size += ALIGN16((5 * (size_t)count + 1) * sizeof(int));
+    size += ALIGN16((6 * (size_t)count + 1) * sizeof(int));
     return size;
 }
 
@@ -126,16 +126,24 @@ static int find(ik_chain *const *chains, const int *sorted, int count, const ik_
     return lo < count && chains[sorted[lo]] == c ? sorted[lo] : -1;
 }
 
+/* The representative of k's set (union-find in set[], paths halved on the way). */
+static int set_of(int *set, int k)
+{
+    while (set[k] != k) set[k] = set[set[k]], k = set[k];
+    return k;
+}
+
 /*
  * The tree's checks, in the chains' order, the first failure to blame: one dimension, no
- * chain twice, exactly one root. Sets each node's parent; sorted and twice are scratch
- * [count].
+ * chain twice, one root, or several that tip holds join into one structure (every chain
+ * then reaches every other through attachments and holds). Sets each node's parent and
+ * hold; sorted, twice and set are scratch [count].
  */
 static ik_status check_tree(ik_rig *rig, ik_chain *const *chains, int count, int *sorted,
-                            int *twice, int *culprit)
+                            int *twice, int *set, int *culprit)
 {
     sorting by;
-    int k, root = -1;
+    int k, roots = 0;
     by.chains = chains, by.node = NULL, by.by_joint = 0;
     for (k = 0; k < count; k++) sorted[k] = k, twice[k] = 0;
     sort_indices(&by, sorted, count);
@@ -146,14 +154,25 @@ static ik_status check_tree(ik_rig *rig, ik_chain *const *chains, int count, int
         if (chains[k]->dim != chains[0]->dim) return IK_ERR_DIMENSION;
         if (twice[k]) return IK_ERR_NOT_A_TREE;
         rig->node[k].parent = find(chains, sorted, count, chains[k]->parent);
-        if (rig->node[k].parent < 0) {
-            if (root >= 0) return IK_ERR_NOT_A_TREE;
-            root = k;
-        }
+        rig->node[k].hold = find(chains, sorted, count, chains[k]->tip_parent);
+        roots += rig->node[k].parent < 0;
     }
-    /* Attachment never makes a cycle, so one root with every other parent inside is a tree. */
+    /* Attachment never makes a cycle, so one root with every other parent inside is a tree;
+       several must be joined by the holds: the structure is one piece. */
     *culprit = -1;
-    return root >= 0 ? IK_OK : IK_ERR_NOT_A_TREE;
+    if (roots == 1) return IK_OK;
+    for (k = 0; k < count; k++) set[k] = k;
+    for (k = 0; k < count; k++) {
+        const rig_node *nd = &rig->node[k];
+        if (nd->parent >= 0) set[set_of(set, k)] = set_of(set, nd->parent);
+        if (nd->hold >= 0) set[set_of(set, k)] = set_of(set, nd->hold);
+    }
+    for (k = 1; k < count; k++)
+        if (set_of(set, k) != set_of(set, 0)) {
+            *culprit = k;
+            return IK_ERR_NOT_A_TREE;
+        }
+    return IK_OK;
 }
 
 ik_status ik_rig_init(void *memory, size_t size, ik_chain *const *chains, int count,
@@ -201,8 +220,9 @@ ik_status ik_rig_init(void *memory, size_t size, ik_chain *const *chains, int co
     rig->dfs = rig->kid + count;
     rig->goals = rig->dfs + count;
     rig->goal_at = rig->goals + count;
+    rig->loops = rig->goal_at + count + 1;
 
-    st = check_tree(rig, chains, count, rig->order, rig->kid, culprit);
+    st = check_tree(rig, chains, count, rig->order, rig->kid, rig->goals, culprit);
     if (st != IK_OK) return st;
     for (k = 0; k < count; k++) {
         rig_node *nd = &rig->node[k];
@@ -210,6 +230,10 @@ ik_status ik_rig_init(void *memory, size_t size, ik_chain *const *chains, int co
         nd->parent_chain = chains[k]->parent;
         nd->links = chains[k]->links;
         nd->parent_joint = chains[k]->parent_joint;
+        nd->tip_parent = chains[k]->tip_parent;
+        nd->tip_joint = chains[k]->tip_joint;
+        nd->holds = chains[k]->holds;
+        if (nd->hold >= 0) rig->loops[rig->loop_count++] = k;
         nd->beyond = beyond, beyond += chains[k]->n + 1;
         nd->relaxed = relaxed, relaxed += chains[k]->n + 1;
         nd->above = above, above += chains[k]->n + 1;
@@ -237,10 +261,10 @@ ik_status ik_rig_init(void *memory, size_t size, ik_chain *const *chains, int co
             nd->above[j] = at;
         }
     }
-    /* Parents before children: the root, then each placed node's children, breadth first. */
-    for (k = 0; k < count; k++)
-        if (rig->node[k].parent < 0) rig->order[0] = k;
-    for (done = 0, next = 1; done < next; done++) {
+    /* Parents before children: the roots, then each placed node's children, breadth first. */
+    for (k = 0, next = 0; k < count; k++)
+        if (rig->node[k].parent < 0) rig->order[next++] = k;
+    for (done = 0; done < next; done++) {
         const rig_node *nd = &rig->node[rig->order[done]];
         for (j = 0; j < nd->kids; j++) rig->order[next++] = rig->kid[nd->first + j];
     }
@@ -250,7 +274,8 @@ ik_status ik_rig_init(void *memory, size_t size, ik_chain *const *chains, int co
         nd->size = 1;
         for (j = 0; j < nd->kids; j++) nd->size += rig->node[rig->kid[nd->first + j]].size;
     }
-    rig->node[rig->order[0]].pre = 0;
+    for (k = 0, next = 0; k < count && rig->node[rig->order[k]].parent < 0; k++) /* each root's run */
+        rig->node[rig->order[k]].pre = next, next += rig->node[rig->order[k]].size;
     for (k = 0; k < count; k++) {
         const rig_node *nd = &rig->node[rig->order[k]];
         next = nd->pre + 1;
@@ -304,6 +329,8 @@ ik_status ik_rig_configure(ik_rig *rig, const ik_rig_settings *s)
 
 /* ---- a solve's set-up ---- */
 
+static ik_vec3 goal_of(const rig_node *nd);
+
 /*
  * Each chain's goal, and which joints the passes move: children first, so each chain sees
  * its children's subtrees. Returns the number of goals.
@@ -323,16 +350,13 @@ static int set_up(ik_rig *rig)
         rig_node *nd = &rig->node[rig->order[o]];
         ik_chain *c = nd->chain;
         int oriented = c->has_target && c->has_orientation;
+        nd->moves = -1;
         nd->last = oriented ? c->n - 1 : c->n;
         nd->end = c->has_target ? nd->last : -1;
         nd->top = nd->end;
         /* In units of the largest, so weights near 1e308, and their sums, stay finite. */
         nd->weight = !c->has_target ? 0 : largest > 0 ? c->settings.effector_weight / largest : 1;
-        if (c->has_target) {
-            nd->goal = c->target;
-            if (oriented)
-                nd->goal = ik_v3_sub(c->target, ik_v3_scale(ik_goal_direction(c), c->length[c->n - 1]));
-        }
+        if (c->has_target) nd->goal = goal_of(nd);
         nd->reach = ik_chain_reach_to(c, nd->end, &longest);
         nd->inner = 2 * longest - nd->reach;
         nd->subtree = nd->weight;
@@ -355,7 +379,63 @@ static int set_up(ik_rig *rig)
             nd->subtree += rig->node[kid].subtree;
         }
     }
+    /* What the joint-space stage turns: a loop's held point bends its chain up to it, and
+       every chain on the way to a root (children first, so a parent sees its children's). */
+    for (o = 0; o < rig->loop_count; o++) {
+        const rig_node *nd = &rig->node[rig->loops[o]];
+        rig_node *held = &rig->node[nd->hold];
+        if (nd->chain->tip_joint > held->moves) held->moves = nd->chain->tip_joint;
+    }
+    for (o = rig->count - 1; o >= 0; o--) {
+        rig_node *nd = &rig->node[rig->order[o]];
+        if (nd->top > nd->moves) nd->moves = nd->top;
+        if (nd->moves >= 0 && nd->parent >= 0 && nd->parent_joint > rig->node[nd->parent].moves)
+            rig->node[nd->parent].moves = nd->parent_joint;
+    }
     return goals;
+}
+
+/* Where node nd's goal puts joint end: the target, or behind it with an orientation goal. */
+static ik_vec3 goal_of(const rig_node *nd)
+{
+    const ik_chain *c = nd->chain;
+    if (nd->last < c->n) return ik_v3_sub(c->target, ik_v3_scale(ik_goal_direction(c), c->length[c->n - 1]));
+    return c->target;
+}
+
+/*
+ * The point held at joint j of c as the passes' points put it: the joint, and the offset
+ * turned with the bone that ends there (in 3D by the least turn from its direction at the
+ * solve's start, so its twist as it was). The stages on the bones read it exactly.
+ */
+static ik_vec3 held_on_points(const ik_chain *c, int j, ik_vec3 offset)
+{
+    ik_vec3 at = joint_at(c, j), d;
+    if ((offset.x == 0 && offset.y == 0 && offset.z == 0) || j == 0) return ik_hold_point(c, j, offset);
+    d = ik_v3_sub(at, joint_at(c, j - 1));
+    if (c->dim == 2) {
+        ik_real size = sqrt(d.x * d.x + d.y * d.y);
+        ik_vec2 u = size > 0 ? ik_v2(d.x / size, d.y / size) : ik_dir2(c, j - 1);
+        ik_vec2 v = ik_v2_rotate(ik_v2(offset.x, offset.y), u);
+        return ik_v3(at.x + v.x, at.y + v.y, 0);
+    } else {
+        ik_quat w = c->wrot[j - 1];
+        ik_vec3 u = ik_v3_normalize_or(d, ik_q_x_axis(w));
+        return ik_v3_add(at, ik_q_rotate(ik_q_mul(ik_q_from_to(ik_q_x_axis(w), u), w), offset));
+    }
+}
+
+void rig_read_loops(ik_rig *rig, int points)
+{
+    int k;
+    for (k = 0; k < rig->loop_count; k++) {
+        rig_node *nd = &rig->node[rig->loops[k]];
+        ik_chain *c = nd->chain;
+        const ik_chain *held = rig->node[nd->hold].chain;
+        c->target = points ? held_on_points(held, c->tip_joint, c->tip_offset)
+                           : ik_hold_point(held, c->tip_joint, c->tip_offset);
+        if (nd->end >= 0) nd->goal = goal_of(nd);
+    }
 }
 
 /* After a forward pass: an oriented chain's tip along its goal's direction. */
@@ -444,6 +524,7 @@ static void pose_all(ik_rig *rig)
         ik_chain_changed(c);
         if (nd->parent >= 0) c->parent_seen = c->parent->version;
     }
+    rig_read_loops(rig, 0);
 }
 
 /*
@@ -494,6 +575,7 @@ void rig_fk(ik_rig *rig)
         ik_chain_changed(c);
         if (nd->end >= 0) nd->eff = joint_at(c, nd->end);
     }
+    rig_read_loops(rig, 0);
 }
 
 /* Every chain finished (orientation goals, max_turn, limits), parents first. */
@@ -506,6 +588,7 @@ void rig_finish_all(ik_rig *rig)
         rig_finish_chain(nd);
         ik_chain_changed(nd->chain);
     }
+    rig_read_loops(rig, 0);
 }
 
 /* ---- the solve ---- */
@@ -535,7 +618,6 @@ void rig_finish_all(ik_rig *rig)
  */
 static int within_reach(const ik_rig *rig)
 {
-    ik_vec3 base = rig->node[rig->order[0]].chain->base;
     int k, x;
     for (k = 0; k < rig->count; k++) {
         const rig_node *nd = &rig->node[k];
@@ -544,7 +626,7 @@ static int within_reach(const ik_rig *rig)
         reach = nd->reach;
         for (x = k; rig->node[x].parent >= 0; x = rig->node[x].parent)
             reach += ik_chain_reach_to(rig->node[rig->node[x].parent].chain, rig->node[x].parent_joint, NULL);
-        if (!(ik_v3_len(ik_v3_sub(nd->goal, base)) <= reach)) return 0;
+        if (!(ik_v3_len(ik_v3_sub(nd->goal, rig->node[x].chain->base)) <= reach)) return 0;
     }
     return 1;
 }
@@ -561,8 +643,12 @@ static ik_status check_unchanged(const ik_rig *rig)
     int k;
     for (k = 0; k < rig->count; k++) {
         const rig_node *nd = &rig->node[k];
-        if (nd->chain->parent != nd->parent_chain || nd->chain->parent_joint != nd->parent_joint ||
-            (nd->parent < 0 && nd->chain->parent && nd->chain->links != nd->links))
+        const ik_chain *c = nd->chain;
+        if (c->parent != nd->parent_chain || c->parent_joint != nd->parent_joint ||
+            (nd->parent < 0 && c->parent && c->links != nd->links))
+            return IK_ERR_RIG_CHANGED;
+        if (c->tip_parent != nd->tip_parent || c->tip_joint != nd->tip_joint ||
+            (nd->hold < 0 && c->tip_parent && c->holds != nd->holds))
             return IK_ERR_RIG_CHANGED;
     }
     return IK_OK;
@@ -601,6 +687,7 @@ static int passes(ik_rig *rig, int iterations, ik_progress *progress, int hand_o
         ik_real before = distance;
         solver->iteration(rig);
         iter++;
+        rig_read_loops(rig, 1);
         distance = rig_worst(rig);
         rig->omega = solver->omega(rig->omega, before, distance);
         if (ik_progress_next(rig->node[0].chain, progress, distance) == IK_STOP) break;
@@ -629,7 +716,7 @@ ik_status ik_rig_solve(ik_rig *rig, ik_result *out)
        follows the chains above it, every other chain its parent, which is current by then. */
     for (o = 0; o < rig->count; o++) {
         ik_chain *c = rig->node[rig->order[o]].chain;
-        if (o == 0) ik_chain_follow(c);
+        if (rig->node[rig->order[o]].parent < 0) ik_chain_follow(c);
         else ik_chain_follow_parent(c);
         ik_chain_settle(c);
         ik_chain_fk(c);
@@ -642,6 +729,8 @@ ik_status ik_rig_solve(ik_rig *rig, ik_result *out)
         reach += c->reach;
         bones += c->n;
     }
+    /* Each held tip's goal where its held point is now (a chain outside: a fixed goal). */
+    for (o = 0; o < rig->count; o++) ik_chain_read_hold(rig->node[o].chain);
     out->iterations = 0;
     out->angle_error = 0;
     if (set_up(rig) == 0) {
@@ -662,6 +751,11 @@ ik_status ik_rig_solve(ik_rig *rig, ik_result *out)
     hand_over = m > 0 && !near && distance > s->tolerance && within_reach(rig);
     if (near) { /* tracking: joint space from last frame's pose, which moves it smoothly */
         iter = rig_joint_space(rig, budget, reach, bones, m, 1);
+    } else if (rig->loop_count > 0 && hand_over) {
+        /* Loops, every goal within reach: joint space at once, where both sides of a loop
+           bend together (the passes move only the held chain, towards a point that does
+           not come to meet it). */
+        iter = rig_joint_space(rig, budget, reach, bones, m, 0);
     } else {
         iter = passes(rig, budget, &progress, hand_over);
         pose_all(rig);

@@ -39,6 +39,13 @@ typedef struct rig_node {
                          step, and the best before a kick */
     signed char *mode; /* [n + 1]: how bone i takes part in a joint-space step: the ways
                           its limits block (ik_joint_axes), -1 left out */
+    /* A tip hold (a closed loop): the chain's goal is a point on another chain. */
+    ik_chain *tip_parent;  /* at ik_rig_init, with tip_joint and holds: must not change */
+    int tip_joint;
+    unsigned long long holds;
+    int hold;         /* the node holding the tip, when it is in the rig (a loop); else -1 */
+    int moves;        /* the highest joint the joint-space stage moves: top, or higher where
+                         a loop's held point is on the chain (or on chains hanging on it) */
     ik_real reach;    /* of bones 0..end-1 */
     ik_real inner;    /* the inner radius of their reach ring: 2 * longest - reach, or less */
 } rig_node;
@@ -57,6 +64,8 @@ struct ik_rig {
     int *goal_at;   /* [count + 1]: for a place in dfs, the first of goals at or after it */
     int goal_count;
     int limited;    /* chains with limits (set by each solve) */
+    int *loops;     /* [count]: the nodes whose tip another node holds */
+    int loop_count;
     /* The joint-space stage's normal equations (see dls_step), rows up to DLS_ROWS. */
     ik_real normal[DLS_ROWS * DLS_ROWS], error[DLS_ROWS], y[DLS_ROWS];
 };
@@ -105,6 +114,15 @@ static inline int beyond_end(const ik_rig *rig, const rig_node *nd, int j)
 /* The bones node nd's goals and children bend: 0..hi-1. */
 static inline int bends(const rig_node *nd) { return nd->top < nd->last ? nd->top : nd->last; }
 
+/* The bones the joint-space stage turns: those, and those that move a loop's held point. */
+static inline int turns(const rig_node *nd) { return nd->moves < nd->last ? nd->moves : nd->last; }
+
+/* Whether the point held at joint j of node held moves when bone i of node nd turns. */
+static inline int moves_hold(const ik_rig *rig, const rig_node *nd, int i, const rig_node *held, int j)
+{
+    return held == nd ? j > i : held->pre > nd->pre && held->pre < beyond_end(rig, nd, i);
+}
+
 /*
  * A limb (a chain with a goal and nothing hanging on it) has nothing to wait for once the
  * forward pass has put its base: it is solved from there as one chain would be, with up to
@@ -125,6 +143,9 @@ void rig_finish_chain(rig_node *nd);
 void rig_fk(ik_rig *rig);
 /* Every chain with a goal finished (rig_finish_chain). */
 void rig_finish_all(ik_rig *rig);
+/* The loops' goals where their held points are: posed (points = 0; the chains current), or
+   as the passes' points put them (1). */
+void rig_read_loops(ik_rig *rig, int points);
 
 /* rig_fabrik.c: a rig solver's passes, and the merge at sub-bases the passes share */
 void rig_merge(const ik_rig *rig, rig_node *nd, int j, int continues, const ik_vec3 *before);

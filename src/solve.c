@@ -310,7 +310,7 @@ static ik_status check_solver(const ik_chain *c, ik_solver solver)
 static ik_status check_solve(const ik_chain *c, ik_solver solver, const ik_real *target)
 {
     if (target) {
-        ik_status st = ik_check_coords(target, c->dim);
+        ik_status st = c->tip_parent ? IK_ERR_HELD : ik_check_coords(target, c->dim);
         if (st != IK_OK) return st;
     } else if (!c->has_target) {
         return IK_ERR_NO_TARGET;
@@ -324,6 +324,7 @@ static ik_status solve_with(ik_chain *c, ik_solver solver, const ik_real *target
     ik_status st = check_solve(c, solver, target);
     if (st != IK_OK) return st;
     if (target) ik_chain_keep_target(c, target); /* checked above */
+    else ik_chain_read_hold(c);
     ik_chain_follow(c);
     way_in(c, solver, &s);
     if (s.run) run_solver(c, &s);
@@ -434,12 +435,14 @@ ik_status ik_solve_many(ik_chain *const *chains, int count, const ik_real *targe
             reached += r->reached;
             continue;
         }
-        /* In the array's order: a chain waits for its parents (and itself) in the batch. */
-        if (depends(c)) {
+        /* In the array's order: a chain waits for its parents (and itself) in the batch, a
+           held one for the chain holding its tip. */
+        if (depends(c) || (targets == NULL && c->tip_parent && depends(c->tip_parent))) {
             reached += flush(&b, results, &scratch);
             s = &b.s[0];
         }
         if (targets) ik_chain_keep_target(c, targets + (size_t)k * (size_t)dim); /* checked first */
+        else ik_chain_read_hold(c);
         ik_chain_follow(c);
         way_in(c, c->settings.solver, s);
         if (!s->run) {
