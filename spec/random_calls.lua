@@ -786,8 +786,17 @@ local function snapshot(c)
         if st.pole then push_all(s.settings, st.pole[1], st.pole[2], st.pole[3]) else push_all(s.settings, false) end
     end
     s.st = st
+    local held, hj = c:tip_parent()
     local t = { c:target() }
-    if t[1] == nil then push_all(s.goal, false, 0, 0, 0) else push_all(s.goal, true, t[1], t[2], t[3] or 0) end
+    if held then
+        -- a held tip's goal is its hold (the point moves with the chain holding it)
+        push_all(s.goal, true, "held", M.id_of(held), hj)
+        s.held_at = t
+    elseif t[1] == nil then
+        push_all(s.goal, false, 0, 0, 0)
+    else
+        push_all(s.goal, true, t[1], t[2], t[3] or 0)
+    end
     local o = dim == 2 and { c:target_angle() } or { c:target_rotation() }
     if o[1] == nil then
         push_all(s.goal, false, 0, 0, 0, 0)
@@ -1072,7 +1081,12 @@ local function check_solve_result(ret, s, e, solver, offset, skip_orient)
         end
         local mine, on_joint = aim_error(s, t)
         if on_joint and KNOWN.aim_at_joint then return nil end -- a known bug (M.KNOWN_BUGS)
-        if abs(mine - d) > 1e-9 then
+        -- the tip bone's base is known to the rounding of its coordinates: seen from a point
+        -- near it, far out (a held point on a bone of 1e9), that is an angle of its own
+        local a, pos = (s.n - 1) * s.dim, s.pos
+        local far = max(abs(pos[a + 1]), abs(pos[a + 2]), s.dim == 3 and abs(pos[a + 3]) or 0)
+        local near = norm(t[1] - pos[a + 1], t[2] - pos[a + 2], s.dim == 3 and t[3] - pos[a + 3] or 0)
+        if abs(mine - d) > 1e-9 + 1e-14 * far / near then
             return fmt("angle error %s, but the tip bone is %s off", show(d), show(mine))
         end
         return nil
@@ -1377,11 +1391,13 @@ M.OPS = {
             end
         end },
     { name = "set_target", self = "any", args = target_args, no_more = no_more_dim(3, 4), keeps = without(ALL, "goal"),
+        check = function(ctx) if ctx.entry.tip then return 0 end end,
         post = "set_target" },
     { name = "target", self = "any", args = {}, keeps = ALL,
         post = returns(function(s)
             local g = s.goal
             if not g[1] then return pack(nil) end
+            if g[2] == "held" then return s.held_at end -- checked against the model's point (check_model)
             if s.dim == 2 then return { g[2], g[3] } end
             return { g[2], g[3], g[4] }
         end) },
@@ -1396,7 +1412,7 @@ M.OPS = {
             end
             if ret.n ~= 2 then return fmt("returned %d values, 2 expected", ret.n) end
             local d, a = ret[1], ret[2]
-            local real, scale = tip_distance(s, { g[2], g[3], g[4] })
+            local real, scale = tip_distance(s, g[2] == "held" and s.held_at or { g[2], g[3], g[4] })
             if not (is_finite(d) and abs(real - d) <= 1e-12 * real + 1e-15 * scale + 1e-320) then
                 return fmt("distance %s, but the tip is %s from the goal", show(d), show(real))
             end
@@ -1424,6 +1440,10 @@ M.OPS = {
     { name = "detach", self = "any", args = {}, keeps = without(ALL, "parent"), weight = 2, post = "detach" },
     { name = "parent", self = "any", args = {}, keeps = ALL, post = "parent" },
     { name = "clone", self = "any", args = {}, keeps = ALL, weight = 2, post = "clone" },
+    -- closed loops
+    { name = "attach_tip", self = "any", special = "attach_tip", weight = 4 },
+    { name = "detach_tip", self = "any", args = {}, keeps = without(ALL, "goal"), weight = 2, post = "detach_tip" },
+    { name = "tip_parent", self = "any", args = {}, keeps = ALL, post = "tip_parent" },
     -- motion over time
     { name = "drag", self = "any", args = target_args, no_more = no_more_dim(3, 4), weight = 2,
         check = function(ctx)
@@ -2216,6 +2236,7 @@ function M.run(opts)
     add_chain(new_entry(ik.chain3d({ 1, 0.5, 1 }), { 1, 0.5, 1 }))
 
     -- A chain of dimension dim (any when nil), or nil when the pool has none.
+    local held_point -- (tip holds, below)
     local function pick_chain(dim, filter)
         local candidates = {}
         for _, e in ipairs(pool) do
@@ -2334,6 +2355,45 @@ function M.run(opts)
         return args, n, bad
     end
 
+    -- ---- tip holds (closed loops) ----
+
+    -- The point e's tip is held at, as the model computes it from the chain holding it: its
+    -- joint, and the offset turned by the frame of the bone that ends there (the base's at
+    -- joint 1).
+    held_point = function(e)
+        local o, j, off = e.tip.c, e.tip_joint, e.tip_offset
+        local p = { o:joint(j) }
+        if not off then return p end
+        if e.dim == 2 then
+            local a = j == 1 and select(3, o:base()) or o:world_angle(j - 1)
+            local c, sn = cos(a), sin(a)
+            return { p[1] + c * off[1] - sn * off[2], p[2] + sn * off[1] + c * off[2] }
+        end
+        local w, x, y, z
+        if j == 1 then
+            local b = { o:base() }
+            w, x, y, z = b[4], b[5], b[6], b[7]
+        else
+            w, x, y, z = o:world_rotation(j - 1)
+        end
+        local _, vx, vy, vz = qmul(w, x, y, z, 0, off[1], off[2], off[3])
+        _, vx, vy, vz = qmul(_, vx, vy, vz, w, -x, -y, -z)
+        return { p[1] + vx, p[2] + vy, p[3] + vz }
+    end
+
+    -- Whether some chain of the list holds its tip on a chain that a solve of one of them
+    -- moves (the point it reads then is not the one the model reads after).
+    local function holds_move(entries)
+        for _, e in ipairs(entries) do
+            if e.tip then
+                for _, x in ipairs(entries) do
+                    if below(e.tip, x) then return true end
+                end
+            end
+        end
+        return false
+    end
+
     -- ---- the model's checks of a chain after a call ----
 
     -- nil when the snapshot agrees with the model: goals, limits, parent.
@@ -2342,7 +2402,21 @@ function M.run(opts)
         if g[1] ~= e.has_target then
             return "target() says " .. (g[1] and "a goal" or "none") .. ", the model the other"
         end
-        if e.has_target then
+        if e.tip then
+            if not (g[2] == "held" and g[3] == M.id_of(e.tip.c) and g[4] == e.tip_joint) then
+                return fmt("tip_parent() names %s, %s, the model %s at joint %d", show(g[3]), show(g[4]),
+                    describe_entry(e.tip), e.tip_joint)
+            end
+            local want, got = held_point(e), { e.c:target() }
+            local scale = 1
+            for d = 1, e.dim do scale = max(scale, abs(want[d])) end
+            for d = 1, e.dim do
+                if not (abs(got[d] - want[d]) <= 1e-12 * scale) then
+                    return fmt("target() reads %s in coordinate %d, the held point is at %s", show(got[d]), d, show(want[d]))
+                end
+            end
+        elseif e.has_target then
+            if g[2] == "held" then return "target() is a hold the model does not know" end
             for d = 1, e.dim do
                 if not same(g[1 + d], e.target[d]) then
                     return fmt("target coordinate %d reads %s, was set to %s", d, show(g[1 + d]), show(e.target[d]))
@@ -2481,6 +2555,7 @@ function M.run(opts)
             bad = nil
         end
         if bad then return args, n, bad end
+        if e.tip and first_not_nil(args, 1, n) then return args, n, 0 end -- the goal is the hold
         local solver = op.solver or e.c:settings().solver
         if solver == "two_bone" and not (e.has_orient and e.n == 3 or not e.has_orient and e.n == 2) then
             return args, n, 0
@@ -2665,6 +2740,55 @@ function M.run(opts)
         return args, n, nil
     end
 
+    -- chain:attach_tip(other, j [, dx, dy]) / chain:attach_tip(other, j [, dx, dy, dz]).
+    SPECIAL.attach_tip = function(op, ctx, mode)
+        local e, dim = ctx.entry, ctx.dim
+        local dirty = mode ~= "clean"
+        local roll = r.int(1, 100)
+        local other
+        if roll <= 5 then
+            other = e -- itself
+        elseif roll <= 10 then
+            other = pick_chain(5 - dim) or e
+        else
+            other = pick_chain(dim, function(x) return x ~= e end) or e
+        end
+        local args = { other.c }
+        if dirty and r.chance(0.15) then args[1] = not_a_chain(r) end
+        local j = pack(KINDS.joint.gen(r, { n = other.n, dim = other.dim, entry = other }, dirty and r.chance(0.25)))
+        args[2] = j[1]
+        local n = 2
+        if r.chance(0.4) or dirty and r.chance(0.2) then
+            for d = 1, dim do
+                args[2 + d] = KINDS.coord.gen(r, ctx, dirty and r.chance(0.1))
+                if args[2 + d] ~= nil and finite_number(args[2 + d]) and abs(args[2 + d]) < 1e6 then
+                    args[2 + d] = args[2 + d] * 0.1 -- an offset about a bone's size
+                end
+            end
+        end
+        n = 2 + dim
+        if mode == "missing" then
+            n = r.int(0, n - 1)
+            for k = n + 1, 2 + dim do args[k] = nil end
+        elseif mode == "extra" then
+            n = add_extras(args, n)
+        end
+        -- the oracle, in the binding's order
+        local p = args[1]
+        local pe = type(p) == "userdata" and entry_of[p] or nil
+        if pe == nil or pe.dim ~= dim or pe == e then return args, n, 1 end
+        if KINDS.joint.check({ args[2] }, { n = pe.n }) then return args, n, 2 end
+        if first_not_nil(args, 3, 2 + dim) then -- an offset: all of it
+            for d = 1, dim do
+                if KINDS.coord.check({ args[2 + d] }) then return args, n, 2 + d end
+            end
+        end
+        local extra = first_not_nil(args, 3 + dim, n)
+        if extra then return args, n, extra end
+        if e.tip then return args, n, 0 end -- held already: detach_tip first
+        return args, n, nil
+    end
+
     -- ---- module functions with arguments of their own ----
 
     -- ik.chain2d_points(points) / ik.chain3d_points(points).
@@ -2800,6 +2924,7 @@ function M.run(opts)
             if e.c:settings().solver == "two_bone" and e.n ~= (e.has_orient and 3 or 2) then
                 return args, n, 1, entries
             end
+            if t ~= nil and e.tip then return args, n, 2, entries end -- a held tip takes no target
             if t == nil and not e.has_target then return args, n, 2, entries end
         end
         return args, n, nil, entries
@@ -2952,6 +3077,22 @@ function M.run(opts)
                 end
             end
         end
+        local function hold(e, o) -- e's tip held on o, made for the call
+            local j = r.int(1, o.n + 1)
+            e.c:attach_tip(o.c, j)
+            e.tip, e.tip_joint, e.tip_offset, e.holds, e.has_target = o, j, nil, (e.holds or 0) + 1, true
+        end
+        if r.chance(0.3) then -- a loop inside
+            local e, o = list[r.int(1, #list)], list[r.int(1, #list)]
+            if e ~= o and not e.tip then hold(e, o) end
+        end
+        if r.chance(0.15) then -- a second root, joined to the tree by its hold
+            local x = pick_chain(dim, function(x) return not inside[x] and x.parent == nil and not x.tip end)
+            if x then
+                hold(x, list[r.int(1, #list)])
+                list[#list + 1], inside[x] = x, true
+            end
+        end
         r.shuffle(list)
         local t = {}
         for k, e in ipairs(list) do t[k] = e.c end
@@ -3001,7 +3142,34 @@ function M.run(opts)
         for _, e in ipairs(entries) do
             if not (e.parent and seen[e.parent]) then roots = roots + 1 end
         end
-        if roots ~= 1 then return args, n, 1 end
+        if roots > 1 then
+            -- several roots: the holds inside must join everything into one piece
+            local set = {}
+            local function find(e)
+                while set[e] and set[e] ~= e do e = set[e] end
+                return e
+            end
+            for _, e in ipairs(entries) do set[e] = e end
+            for _, e in ipairs(entries) do
+                if e.parent and seen[e.parent] then set[find(e)] = find(e.parent) end
+                if e.tip and seen[e.tip] then set[find(e)] = find(e.tip) end
+            end
+            for _, e in ipairs(entries) do
+                if find(e) ~= find(entries[1]) then return args, n, 1 end
+            end
+            -- and no root hangs, through chains outside, below a chain of the rig
+            for _, e in ipairs(entries) do
+                if not (e.parent and seen[e.parent]) then
+                    local x = e.parent
+                    while x do
+                        if seen[x] then return args, n, 1 end
+                        x = x.parent
+                    end
+                end
+            end
+            event("rig with several roots joined by holds")
+        end
+        if roots < 1 then return args, n, 1 end
         return args, n, nil, entries
     end
 
@@ -3012,7 +3180,25 @@ function M.run(opts)
         set_goal(call.entry, call.args)
     end
     POST.clear_target = function(call)
-        call.entry.has_target, call.entry.has_orient = false, false
+        local e = call.entry
+        e.has_target, e.has_orient = false, false
+        if e.tip then e.tip, e.tip_joint, e.tip_offset, e.holds = nil, nil, nil, (e.holds or 0) + 1 end
+    end
+    POST.detach_tip = function(call, ret)
+        local e = call.entry
+        if e.tip then
+            e.tip, e.tip_joint, e.tip_offset, e.holds = nil, nil, nil, (e.holds or 0) + 1
+            e.has_target = false
+        end
+        if ret.n ~= 0 then return "detach_tip returned something" end
+    end
+    POST.tip_parent = function(call, ret)
+        local e = call.entry
+        if e.tip == nil then
+            if ret.n ~= 0 then return "tip_parent() returned something for a free tip" end
+        elseif not (ret.n == 2 and rawequal(ret[1], e.tip.c) and ret[2] == e.tip_joint) then
+            return fmt("tip_parent() returned %s, %s", show(ret[1]), show(ret[2]))
+        end
     end
     POST.set_orient = function(call)
         local e, a = call.entry, call.args
@@ -3095,6 +3281,7 @@ function M.run(opts)
         copy.parent, copy.joint, copy.offset, copy.last_joint = e.parent, e.joint, e.offset, e.last_joint
         copy.has_target, copy.target, copy.has_orient, copy.orient, copy.orient_unit =
             e.has_target, e.target, e.has_orient, e.orient, e.orient_unit
+        copy.tip, copy.tip_joint, copy.tip_offset = e.tip, e.tip_joint, e.tip_offset
         for i = 1, e.n do copy.limits[i] = e.limits[i] end
         refresh(copy)
         local s = snapshot(c)
@@ -3344,7 +3531,10 @@ function M.run(opts)
         if out_r ~= nil and trues ~= ret[1] then
             return fmt("reached_count %d, but %d reached", ret[1], trues)
         end
-        local alone = independent(entries, count)
+        local alone = independent(entries, count) and not holds_move(entries)
+        for k = 1, count do
+            if entries[k].tip then entries[k].target = call.held_targets[entries[k]] end
+        end
         for k = 1, count do
             local e = entries[k]
             local s = call.after[e]
@@ -3393,7 +3583,8 @@ function M.run(opts)
         local rec = { g = g, id = serial, entries = call.entries, dim = call.entries[1].dim, tree = {},
             settings = { solver = "fabrik", iterations = 64, tolerance = 1e-3, angle_tolerance = 1e-3 } }
         for k, e in ipairs(rec.entries) do
-            rec.tree[k] = { parent = e.parent, joint = e.joint, last_joint = e.last_joint, links = e.links or 0 }
+            rec.tree[k] = { parent = e.parent, joint = e.joint, last_joint = e.last_joint, links = e.links or 0,
+                tip = e.tip, tip_joint = e.tip_joint, holds = e.holds or 0 }
         end
         rig_of[g] = rec
         event(#rec.entries > 1 and "rig of several chains made" or "rig of one chain made")
@@ -3493,10 +3684,18 @@ function M.run(opts)
         for _, e in ipairs(g.entries) do
             if e.has_target then
                 goals = goals + 1
-                local x = e
-                while x and inside[x] and not goal_below[x] do
-                    goal_below[x] = true
-                    x = x.parent
+                -- a loop bends the chains on both of its sides
+                for _, start in ipairs({ e, e.tip and inside[e.tip] and e.tip or false }) do
+                    local x = start or nil
+                    while x and inside[x] and not goal_below[x] do
+                        goal_below[x] = true
+                        x = x.parent
+                    end
+                end
+                if e.tip then
+                    -- a loop inside: the point where the solve left it; outside: where it was
+                    e.target = inside[e.tip] and held_point(e) or call.held_targets[e]
+                    event(inside[e.tip] and "rig solve of a loop" or "rig solve of a hold outside")
                 end
             end
         end
@@ -3624,6 +3823,14 @@ function M.run(opts)
         if self_bad then bad = 0 end -- self is checked before anything else
         local call = { op = op, syntax = syntax, self = self_value, entry = (not self_bad) and entry or nil,
             args = args, n = n, bad = bad, touched = { { e = entry, keeps = op.keeps or SOLVE_KEEPS } } }
+        if op.special == "solve" and entry.tip then
+            call.held_target = held_point(entry) -- the point the solve goes to
+        end
+        if op.name == "attach_tip" and not self_bad then
+            local pe = type(args[1]) == "userdata" and entry_of[args[1]]
+            if pe and pe ~= entry then call.touched[2] = { e = pe, keeps = ALL } end
+            call.touched[1].keeps = without(ALL, "goal")
+        end
         if op.name == "attach" and not self_bad then
             local pe = type(args[1]) == "userdata" and entry_of[args[1]]
             if pe and pe ~= entry then call.touched[2] = { e = pe, keeps = ALL } end
@@ -3668,10 +3875,28 @@ function M.run(opts)
                 for _, e in ipairs(g.entries) do inside[e] = true end
                 for k, e in ipairs(g.entries) do
                     if e.parent ~= g.tree[k].parent or e.joint ~= g.tree[k].joint then call.bad = 0 end
+                    -- a hold changed; one on a chain outside after any attach_tip or detach_tip
+                    if e.tip ~= g.tree[k].tip or e.tip_joint ~= g.tree[k].tip_joint then call.bad = 0 end
+                    if e.tip and not inside[e.tip] and (e.holds or 0) ~= g.tree[k].holds then call.bad = 0 end
+                    if e.tip then call.held_targets = call.held_targets or {}; call.held_targets[e] = held_point(e) end
                     -- the root hangs on a chain outside again, after an attach or detach: a
                     -- change (the core cannot tell a new chain at a freed one's address)
                     if not inside[g.tree[k].parent] and e.parent and (e.links or 0) ~= g.tree[k].links then
                         call.bad = 0
+                    end
+                end
+                -- several roots: one now below a chain of the rig, through chains outside
+                local roots = 0
+                for _, e in ipairs(g.entries) do
+                    if not (e.parent and inside[e.parent]) then roots = roots + 1 end
+                end
+                for _, e in ipairs(g.entries) do
+                    if roots > 1 and not (e.parent and inside[e.parent]) then
+                        local x = e.parent
+                        while x do
+                            if inside[x] then call.bad = 0 end
+                            x = x.parent
+                        end
                     end
                 end
             end
@@ -3719,6 +3944,10 @@ function M.run(opts)
         elseif op.special == "solve_many" then
             local entries
             call.args, call.n, call.bad, entries = make_solve_many(mode)
+            call.held_targets = {}
+            for _, e in pairs(entries) do
+                if e.tip then call.held_targets[e] = held_point(e) end
+            end
             local seen = {}
             for _, e in pairs(entries) do
                 if not seen[e] then
@@ -3738,7 +3967,7 @@ function M.run(opts)
                         call.outs[k] = copy
                     end
                 end
-            elseif r.chance(0.3) and independent(entries, rawlen(call.args[1])) then
+            elseif r.chance(0.3) and independent(entries, rawlen(call.args[1])) and not holds_move(entries) then
                 call.clones = {}
                 for k = 1, rawlen(call.args[1]) do call.clones[k] = entries[k].c:clone() end
             end
@@ -3958,6 +4187,10 @@ function M.run(opts)
             if op.special == "solve" then
                 local e = call.entry
                 if first_not_nil(args, 1, n) then set_goal(e, args) else event("solve towards the kept goal") end
+                if e.tip then
+                    event("solve of a held tip")
+                    e.target = call.held_target
+                end
                 if e.has_orient then event("solve with an orientation goal") end
                 if (op.solver or call.after[e].st.solver) == "aim" then event("aim") end
                 if call.after[e].st.max_turn < huge then event("solve with max_turn") end
@@ -3981,6 +4214,17 @@ function M.run(opts)
                     e.offset = args[3] ~= nil and { qunit(args[3], args[4], args[5], args[6]) } or { 1, 0, 0, 0 }
                 end
                 if ret.n ~= 0 then why = "attach returned something" end
+            elseif op.special == "attach_tip" then
+                local e, pe = call.entry, entry_of[args[1]]
+                event("attach_tip")
+                e.tip, e.tip_joint, e.holds = pe, args[2], (e.holds or 0) + 1
+                e.tip_offset = nil
+                if first_not_nil(args, 3, 2 + e.dim) then
+                    e.tip_offset = {}
+                    for d = 1, e.dim do e.tip_offset[d] = args[2 + d] + 0.0 end
+                end
+                e.has_target = true
+                if ret.n ~= 0 then why = "attach_tip returned something" end
             elseif op.special == "solve_many" then
                 why = POST.solve_many(call, ret)
             elseif op.special == "rig" then

@@ -35,6 +35,7 @@ ik_real ik_tip_distance(const ik_chain *c)
 
 void ik_chain_goal_error(ik_chain *c, ik_real *distance, ik_real *angle_error, int *has)
 {
+    ik_chain_read_hold(c); /* a held tip's goal: where the held point is now */
     *has = c->has_target;
     *distance = 0, *angle_error = 0;
     if (!c->has_target) return;

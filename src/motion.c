@@ -265,6 +265,20 @@ static void sim_spring(ik_chain *c, int i, ik_real pull)
 }
 
 /*
+ * A scratch point that left the finite numbers (joints near the range's end, moving fast:
+ * now + speed overflows) stays where its joint is: the sub-step is lost for it, never the
+ * chain's numbers.
+ */
+static void sim_keep_finite(ik_chain *c)
+{
+    int i;
+    for (i = 1; i <= c->n; i++) {
+        ik_vec3 v = work_point(c, i);
+        if (!(isfinite(v.x) && isfinite(v.y) && isfinite(v.z))) set_work_point(c, i, point_load(c, sim_now(c, i)));
+    }
+}
+
+/*
  * One sub-step of h seconds: each joint moves on with its speed (times keep) and gravity,
  * and the fraction pull of the way towards its place at rest; the distance constraints
  * between equal masses pull the joints together (the base holds), and the bones are posed
@@ -284,11 +298,14 @@ static void sim_step(ik_chain *c, ik_real h, ik_real keep, ik_real pull)
         ik_vec3 now = point_load(c, sim_now(c, i)), before = point_load(c, sim_before(c, i));
         set_work_point(c, i, ik_v3_add(now, ik_v3_add(ik_v3_scale(ik_v3_sub(now, before), keep), fall)));
     }
+    sim_keep_finite(c);
     if (pull > 0) {
         for (i = 0; i < c->n; i++) sim_spring(c, i, pull * half);
+        sim_keep_finite(c);
     }
     for (pass = 0; pass < SIM_PASSES; pass++)
         if (!sim_constrain(c)) break;
+    sim_keep_finite(c);
     store_joint0(c);
     pose_towards_work(c, 0);
     for (i = 0; i <= c->n; i++) {

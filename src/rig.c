@@ -46,7 +46,7 @@ static size_t rig_size(int count, size_t joints)
     size += ALIGN16(joints * 8 * sizeof(ik_real));
     size += ALIGN16(joints);
     size += ALIGN16((size_t)count * sizeof(rig_node));
-    size += ALIGN16((6 * (size_t)count + 1) * sizeof(int));
+    size += ALIGN16((7 * (size_t)count + 1) * sizeof(int));
     return size;
 }
 
@@ -126,6 +126,30 @@ static int find(ik_chain *const *chains, const int *sorted, int count, const ik_
     return lo < count && chains[sorted[lo]] == c ? sorted[lo] : -1;
 }
 
+/* The node of chain c in the rig (by rig->sorted), or -1. */
+static int node_of(const ik_rig *rig, const ik_chain *c)
+{
+    int lo = 0, hi = rig->count;
+    while (lo < hi) {
+        int mid = lo + (hi - lo) / 2;
+        if ((uintptr_t)rig->node[rig->sorted[mid]].chain < (uintptr_t)c) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo < rig->count && rig->node[rig->sorted[lo]].chain == c ? rig->sorted[lo] : -1;
+}
+
+/*
+ * Whether root node k hangs, through chains outside the rig, below a chain of the rig: its
+ * base would move when the rig moves (a rig with several roots; O(depth log count)).
+ */
+static int root_carried(const ik_rig *rig, int k)
+{
+    const ik_chain *x;
+    for (x = rig->node[k].chain->parent; x; x = x->parent)
+        if (node_of(rig, x) >= 0) return 1;
+    return 0;
+}
+
 /* The representative of k's set (union-find in set[], paths halved on the way). */
 static int set_of(int *set, int k)
 {
@@ -169,6 +193,13 @@ static ik_status check_tree(ik_rig *rig, ik_chain *const *chains, int count, int
     }
     for (k = 1; k < count; k++)
         if (set_of(set, k) != set_of(set, 0)) {
+            *culprit = k;
+            return IK_ERR_NOT_A_TREE;
+        }
+    /* Every root's base stays: none may hang below the rig through chains outside it. */
+    for (k = 0; k < count; k++) rig->node[k].chain = chains[k];
+    for (k = 0; k < count; k++)
+        if (rig->node[k].parent < 0 && root_carried(rig, k)) {
             *culprit = k;
             return IK_ERR_NOT_A_TREE;
         }
@@ -221,8 +252,9 @@ ik_status ik_rig_init(void *memory, size_t size, ik_chain *const *chains, int co
     rig->goals = rig->dfs + count;
     rig->goal_at = rig->goals + count;
     rig->loops = rig->goal_at + count + 1;
+    rig->sorted = rig->loops + count;
 
-    st = check_tree(rig, chains, count, rig->order, rig->kid, rig->goals, culprit);
+    st = check_tree(rig, chains, count, rig->sorted, rig->kid, rig->goals, culprit);
     if (st != IK_OK) return st;
     for (k = 0; k < count; k++) {
         rig_node *nd = &rig->node[k];
@@ -640,7 +672,7 @@ static int within_reach(const ik_rig *rig)
  */
 static ik_status check_unchanged(const ik_rig *rig)
 {
-    int k;
+    int k, roots = 0;
     for (k = 0; k < rig->count; k++) {
         const rig_node *nd = &rig->node[k];
         const ik_chain *c = nd->chain;
@@ -650,6 +682,11 @@ static ik_status check_unchanged(const ik_rig *rig)
         if (c->tip_parent != nd->tip_parent || c->tip_joint != nd->tip_joint ||
             (nd->hold < 0 && c->tip_parent && c->holds != nd->holds))
             return IK_ERR_RIG_CHANGED;
+        roots += nd->parent < 0;
+    }
+    /* Several roots: a chain outside may have been attached below the rig since. */
+    for (k = 0; k < rig->count && roots > 1; k++) {
+        if (rig->node[k].parent < 0 && root_carried(rig, k)) return IK_ERR_RIG_CHANGED;
     }
     return IK_OK;
 }
@@ -766,6 +803,7 @@ ik_status ik_rig_solve(ik_rig *rig, ik_result *out)
         }
     }
     if (iter < budget && rig_worst(rig) > s->tolerance) iter += finish_limbs(rig, budget - iter);
+    rig_read_loops(rig, 0); /* where the last word left the held points */
 
     out->iterations = iter;
     out->distance = 0;

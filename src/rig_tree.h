@@ -65,6 +65,7 @@ struct ik_rig {
     int goal_count;
     int limited;    /* chains with limits (set by each solve) */
     int *loops;     /* [count]: the nodes whose tip another node holds */
+    int *sorted;    /* [count]: the node indices by their chains' addresses (node_of) */
     int loop_count;
     /* The joint-space stage's normal equations (see dls_step), rows up to DLS_ROWS. */
     ik_real normal[DLS_ROWS * DLS_ROWS], error[DLS_ROWS], y[DLS_ROWS];
