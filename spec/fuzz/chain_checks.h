@@ -123,9 +123,14 @@ static inline void observe(const slot *s, observed *o)
         }
     }
     {
-        int has;
+        int has, j;
+        ik_chain *held = ik_chain_tip_parent(c, &j, NULL);
         CHECK(ik_chain_target(c, o->goals, &has) == IK_OK, "target");
         o->goals[3] = has;
+        if (held) { /* a held tip's goal is its hold: the point moves with the chain holding it */
+            CHECK(has, "a held tip without a goal");
+            o->goals[0] = (ik_real)(uintptr_t)held, o->goals[1] = j, o->goals[2] = 0, o->goals[3] = 2;
+        }
         if (s->dim == 2)
             CHECK(ik_chain2d_target_angle(c, &o->goals[4], &has) == IK_OK, "target angle");
         else
@@ -453,7 +458,7 @@ static inline errset solve_errors(const slot *s, ik_solver solver, const ik_real
 {
     ik_real kept[3];
     if (target) {
-        errset e = coord_errors(target, s->dim);
+        errset e = ik_chain_tip_parent(s->chain, NULL, NULL) ? BIT(IK_ERR_HELD) : coord_errors(target, s->dim);
         if (e) return e;
     } else if (!has_target(s, kept)) {
         return BIT(IK_ERR_NO_TARGET);

@@ -29,6 +29,7 @@
 
 static slot slots[MAX_CHAINS];
 static unsigned links[MAX_CHAINS]; /* each slot's attach and detach calls that took effect */
+static unsigned holds[MAX_CHAINS]; /* each slot's attach_tip and detach_tip calls that took effect */
 static int count_of_slots;
 static int trace; /* IK_FUZZ_TRACE=1: each operation on stderr */
 
@@ -41,6 +42,9 @@ static struct {
     ik_chain *parent[MAX_CHAINS + 2];
     int joint[MAX_CHAINS + 2];
     unsigned links[MAX_CHAINS + 2];
+    ik_chain *tip[MAX_CHAINS + 2]; /* the chain holding its tip, and the joint */
+    int tip_joint[MAX_CHAINS + 2];
+    unsigned holds[MAX_CHAINS + 2];
 } made;
 
 /* ---- snapshots of every chain ---- */
@@ -187,26 +191,59 @@ static void release_all(void)
 /* ---- making a rig ---- */
 
 /* The status (and culprit) ik_rig_init gives for chains[0..count-1], memory aside. */
+/* The index of chain c in the list, or -1. */
+static int index_in(ik_chain *const *chains, int count, const ik_chain *c)
+{
+    int j;
+    for (j = 0; c && j < count; j++)
+        if (chains[j] == c) return j;
+    return -1;
+}
+
+static int group_of(int *group, int k)
+{
+    while (group[k] != k) k = group[k];
+    return k;
+}
+
+/* One root, or several that the tip holds inside join into one piece, none of them hanging
+   below the list through chains outside it. */
 static errset tree_errors(ik_chain *const *chains, int count, int *culprit)
 {
-    int k, j, root = -1;
+    int k, j, roots = 0, group[MAX_CHAINS + 2];
     *culprit = -1;
     if (count < 1) return BIT(IK_ERR_COUNT);
     for (k = 0; k < count; k++) {
-        ik_chain *p = ik_chain_parent(chains[k], NULL);
-        int inside = 0;
         *culprit = k;
         if (ik_chain_dim(chains[k]) != ik_chain_dim(chains[0])) return BIT(IK_ERR_DIMENSION);
         for (j = 0; j < k; j++)
             if (chains[j] == chains[k]) return BIT(IK_ERR_NOT_A_TREE);
-        for (j = 0; j < count; j++) inside |= chains[j] == p;
-        if (!inside) {
-            if (root >= 0) return BIT(IK_ERR_NOT_A_TREE);
-            root = k;
-        }
+        roots += index_in(chains, count, ik_chain_parent(chains[k], NULL)) < 0;
     }
     *culprit = -1;
-    return root >= 0 ? 0 : BIT(IK_ERR_NOT_A_TREE);
+    if (roots == 1) return 0;
+    for (k = 0; k < count; k++) group[k] = k;
+    for (k = 0; k < count; k++) {
+        int p = index_in(chains, count, ik_chain_parent(chains[k], NULL));
+        int t = index_in(chains, count, ik_chain_tip_parent(chains[k], NULL, NULL));
+        if (p >= 0) group[group_of(group, k)] = group_of(group, p);
+        if (t >= 0) group[group_of(group, k)] = group_of(group, t);
+    }
+    for (k = 1; k < count; k++)
+        if (group_of(group, k) != group_of(group, 0)) {
+            *culprit = k;
+            return BIT(IK_ERR_NOT_A_TREE);
+        }
+    for (k = 0; k < count; k++) {
+        ik_chain *x = ik_chain_parent(chains[k], NULL);
+        if (index_in(chains, count, x) >= 0) continue;
+        for (; x; x = ik_chain_parent(x, NULL))
+            if (index_in(chains, count, x) >= 0) {
+                *culprit = k;
+                return BIT(IK_ERR_NOT_A_TREE);
+            }
+    }
+    return 0;
 }
 
 /* Chain k and every chain below it, into list (breadth first); their number. */
@@ -282,6 +319,8 @@ static void make_rig(reader *r)
         made.chains[k] = chains[k];
         made.parent[k] = ik_chain_parent(chains[k], &made.joint[k]);
         made.links[k] = links[slot_index(chains[k])];
+        made.tip[k] = ik_chain_tip_parent(chains[k], &made.tip_joint[k], NULL);
+        made.holds[k] = holds[slot_index(chains[k])];
     }
     for (k = 0; trace && k < count; k++)
         fprintf(stderr, "  rig chain %d: slot %d on slot %d joint %d\n", k, slot_index(chains[k]),
@@ -342,11 +381,19 @@ static void configure_rig(reader *r)
 
 /* ---- solving a rig ---- */
 
+/* Whether chain k of the rig holds its tip on a chain outside the rig. */
+static int tip_outside(int k)
+{
+    ik_chain *tip = ik_chain_tip_parent(made.chains[k], NULL, NULL);
+    return tip && index_in(made.chains, made.count, tip) < 0;
+}
+
 static void solve_rig(void)
 {
     ik_result res;
     errset expect = 0;
-    int k, goals = 0, in_rig[MAX_CHAINS];
+    int k, goals = 0, in_rig[MAX_CHAINS], roots;
+    ik_real before[MAX_CHAINS][3];
     ik_status st;
     snapshot sn;
     const ik_rig_settings *set;
@@ -363,8 +410,25 @@ static void solve_rig(void)
         if (p != made.parent[k] || joint != made.joint[k]) expect = BIT(IK_ERR_RIG_CHANGED);
         /* the root on a chain outside again after an attach or detach: a change */
         if (root && p && links[i] != made.links[k]) expect = BIT(IK_ERR_RIG_CHANGED);
+        {
+            ik_chain *tip = ik_chain_tip_parent(made.chains[k], &joint, NULL);
+            if (tip != made.tip[k] || (tip && joint != made.tip_joint[k])) expect = BIT(IK_ERR_RIG_CHANGED);
+            if (tip && index_in(made.chains, made.count, tip) < 0 && holds[i] != made.holds[k])
+                expect = BIT(IK_ERR_RIG_CHANGED);
+        }
         in_rig[i] = 1;
         goals += has_target(&slots[i], t);
+        /* a hold on a chain outside is a goal that does not move during the solve */
+        if (tip_outside(k)) has_target(&slots[i], before[i]);
+    }
+    /* several roots: one hanging, through chains outside, below the rig since */
+    for (k = 0, roots = 0; k < made.count; k++)
+        roots += index_in(made.chains, made.count, ik_chain_parent(made.chains[k], NULL)) < 0;
+    for (k = 0; k < made.count && roots > 1; k++) {
+        ik_chain *x = ik_chain_parent(made.chains[k], NULL);
+        if (index_in(made.chains, made.count, x) >= 0) continue;
+        for (; x; x = ik_chain_parent(x, NULL))
+            if (index_in(made.chains, made.count, x) >= 0) expect = BIT(IK_ERR_RIG_CHANGED);
     }
     memset(&res, 0xa5, sizeof res);
     take_snapshot(&sn);
@@ -418,7 +482,9 @@ static void solve_rig(void)
         s->in_limits = 1;
         {
             ik_real t[3], tip[3], half;
+            int at = index_in(made.chains, made.count, s->chain);
             if (!has_target(s, t)) continue;
+            if (tip_outside(at)) memcpy(t, before[k], sizeof t);
             joint3(s, s->n, tip);
             if (s->dim == 2) t[2] = 0;
             half = half_norm(t[0] - tip[0], t[1] - tip[1], t[2] - tip[2]);
@@ -458,6 +524,8 @@ enum {
     OP_SOLVE_CHAIN,
     OP_DETACH,
     OP_ATTACH,
+    OP_ATTACH_TIP,
+    OP_DETACH_TIP,
     OP_COUNT_OF_OPS
 };
 
@@ -501,7 +569,7 @@ static void operate(reader *r)
     case OP_SET_TARGET:
         what = "set_target";
         take_target(r, s, v);
-        expect = coord_errors(v, s->dim);
+        expect = ik_chain_tip_parent(c, NULL, NULL) ? BIT(IK_ERR_HELD) : coord_errors(v, s->dim);
         keep = P_ALL & ~P_GOALS;
         st = CORE(ik_chain_set_target(c, v));
         break;
@@ -521,7 +589,9 @@ static void operate(reader *r)
     case OP_CLEAR_TARGET:
         what = "clear_target";
         keep = P_ALL & ~P_GOALS;
+        if (ik_chain_tip_parent(c, NULL, NULL)) holds[s - slots]++;
         CORE_VOID(ik_chain_clear_target(c));
+        CHECK(ik_chain_tip_parent(c, NULL, NULL) == NULL, "clear_target: still held");
         break;
     case OP_SET_LIMIT: {
         uint8_t kind = take_u8(r);
@@ -669,6 +739,43 @@ static void operate(reader *r)
         if (st == IK_OK) links[s - slots]++;
         break;
     }
+    case OP_ATTACH_TIP: {
+        slot *p = &slots[take_u8(r) % count_of_slots];
+        int joint = take_u8(r) % (p->n + 2), offset = take_u8(r) < 96;
+        what = "attach_tip";
+        for (k = 0; k < 3; k++) v[k] = take_u8(r) < 192 ? (ik_real)(int8_t)take_u8(r) / 16 : take_real(r);
+        if (s->dim != p->dim)
+            expect = BIT(IK_ERR_DIMENSION);
+        else if (p == s)
+            expect = BIT(IK_ERR_SELF);
+        else if (joint > p->n)
+            expect = BIT(IK_ERR_INDEX);
+        else if (ik_chain_tip_parent(c, NULL, NULL))
+            expect = BIT(IK_ERR_TIP_HELD);
+        else if (offset)
+            expect = coord_errors(v, s->dim);
+        keep = P_ALL & ~P_GOALS;
+        st = CORE(ik_chain_attach_tip(c, p->chain, joint, offset ? v : NULL));
+        if (st == IK_OK) {
+            ik_real t[3] = {0, 0, 0}, q[3];
+            int j;
+            holds[s - slots]++;
+            CHECK(ik_chain_tip_parent(c, &j, NULL) == p->chain && j == joint, "attach_tip: tip_parent");
+            has_target(s, t);
+            joint3(p, joint, q);
+            if (!offset)
+                CHECK(t[0] == q[0] && t[1] == q[1] && (s->dim == 2 || t[2] == q[2]),
+                      "attach_tip: the target is not the held joint");
+        }
+        break;
+    }
+    case OP_DETACH_TIP:
+        what = "detach_tip";
+        keep = P_ALL & ~P_GOALS;
+        if (ik_chain_tip_parent(c, NULL, NULL)) holds[s - slots]++;
+        CORE_VOID(ik_chain_detach_tip(c));
+        CHECK(ik_chain_tip_parent(c, NULL, NULL) == NULL, "detach_tip: still held");
+        break;
     }
     if (expect) {
         CHECK((BIT(st) & expect) != 0, "%s: status %d, expected %#llx", what, st, expect);
