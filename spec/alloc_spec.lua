@@ -639,3 +639,30 @@ describe("motion allocation (20,000 frames, < 1 KB)", function()
         end
     end)
 end)
+
+describe("closed loops allocation (20,000 frames, < 1 KB)", function()
+    it("a four-bar linkage's crank turned and its rig solved, a held chain's own solve and target(), 2D and 3D", function()
+        local L = require("bench.linkages")
+        for _, dim in ipairs({ 2, 3 }) do
+            for _, solver in ipairs({ "fabrik", "relax" }) do
+                local crank, rocker = L.four_bar(dim, 1, 3.5, 3, 4, 0.3)
+                local rig = ik.rig({ crank, rocker })
+                rig:configure({ solver = solver })
+                local arm = dim == 2 and ik.chain2d({ 1, 1, 1 }) or ik.chain3d({ 1, 1, 1 })
+                arm:attach_tip(rocker, 2)
+                local f = 0
+                local kb = measure(function(n)
+                    for _ = 1, n do
+                        f = f + 1
+                        local a = -3 + (f % 360) * 0.0166
+                        if dim == 2 then crank:set_limit(1, a, a) else crank:set_hinge(1, 0, 0, 1, a, a) end
+                        rig:solve()
+                        arm:solve()
+                        arm:target()
+                    end
+                end)
+                assert.is_true(kb < LIMIT_KB, string.format("%dD %s: %.2f KB over %d frames", dim, solver, kb, CALLS))
+            end
+        end
+    end)
+end)

@@ -3,7 +3,8 @@
 -- reachable, out of reach, on a joint), ik.solve_many (a crowd of 40 chains alike among
 -- them, which the batch solves in lanes), orientation goals, aiming, mix and max_turn, rigs
 -- (a figure and a spider, FABRIK and relaxation), 3,000 stateless two-bone solves, and
--- motion over time (drag, simulate, a spider's gait).
+-- motion over time (drag, simulate, a spider's gait), and closed loops (a four-bar linkage,
+-- two arms holding one another).
 -- It prints every result and every final pose as hex floats, one line per call, so two runs
 -- can be compared byte for byte.
 --   lua5.4 tools/determinism.lua                      (from the repository root)
@@ -300,6 +301,43 @@ for _, dim in ipairs({ 2, 3 }) do
                 local x, y, z, stepping, progress = gait:foot(j)
                 emit("  foot", format("%d", j), x, y, z, stepping, progress)
             end
+        end
+    end
+end
+
+-- ---- closed loops: a four-bar linkage driven by its crank, two arms holding one another ----
+for _, dim in ipairs({ 2, 3 }) do
+    local make = dim == 2 and ik.chain2d or ik.chain3d
+    for _, solver in ipairs({ "fabrik", "relax" }) do
+        local crank, rocker = make({ 1, 3.5 }), make({ 3 })
+        if dim == 2 then rocker:set_base(4, 0) else rocker:set_base(4, 0, 0) end
+        if dim == 3 then
+            crank:set_hinge(2, 0, 0, 1)
+            rocker:set_hinge(1, 0, 0, 1)
+        end
+        crank:attach_tip(rocker, 2)
+        local rig = ik.rig({ crank, rocker })
+        rig:configure({ solver = solver, tolerance = 1e-9 })
+        for k = 1, 40 do
+            local a = 0.3 + k * 0.0625
+            if dim == 2 then crank:set_limit(1, a, a) else crank:set_hinge(1, 0, 0, 1, a, a) end
+            local reached, distance, iterations = rig:solve()
+            emit("four-bar", format("%dD %s %d", dim, solver, k), reached, distance, format("%d", iterations))
+            emit_pose(crank)
+            emit_pose(rocker)
+        end
+        local body, arm, other = make({ 1, 0.5 }), make({ 0.8, 0.7 }), make({ 0.8, 0.7 })
+        arm:attach(body, 3)
+        other:attach(body, 3)
+        if dim == 2 then other:attach_tip(arm, 3, 0.1, -0.05) else other:attach_tip(arm, 3, 0.1, -0.05, 0.02) end
+        rig = ik.rig({ body, arm, other })
+        rig:configure({ solver = solver })
+        for k = 1, 30 do
+            local x, y, z = target_for(arm, k, 1)
+            arm:set_target(x, y, dim == 3 and z or nil)
+            local reached, distance, iterations = rig:solve()
+            emit("loop", format("%dD %s %d", dim, solver, k), reached, distance, format("%d", iterations))
+            for _, c in ipairs({ body, arm, other }) do emit_pose(c) end
         end
     end
 end
