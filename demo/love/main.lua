@@ -21,10 +21,15 @@
 --               colour of its own goal
 --   7 snake     24 bones crawling after its handle by chain:drag (follow-the-leader, each
 --               joint's bend limited), the handle wandering until you drag it
+--   8 staff     a closed loop: a figure holds a staff with both hands (the second hand
+--               held on the staff by chain:attach_tip); the staff's tip follows the handle,
+--               the body walks after it; one rig:solve() a frame closes the loop
+--   9 linkage   a closed loop: a four-bar linkage whose crank (held by a zero-width limit)
+--               turns on its own, or points at the handle while you drag it
 -- The creature wags a tail of 6 bones by chain:simulate (gravity, stiffness, damping): it
 -- lags behind when the creature sets off and swings when it stops.
 -- Drag a cross (or the creature's flag, or the spider's fly) with the mouse. Keys act on the
--- selected rig (the last one dragged, or 1-7): f c r t pick the solver (the spider's rig:
+-- selected rig (the last one dragged, or 1-9): f c r t pick the solver (the spider's rig:
 -- f or r), [ ] greed, g greed ramp, - = halve or double the iterations, , . tolerance, b
 -- the arm's bend; Esc quits. The panel shows each rig's last solve: reached, distance,
 -- iterations and microseconds per solve.
@@ -223,7 +228,48 @@ for k = 1, 8 do
     foot.chain:set_angles(foot.pose)
 end
 
-local rigs = { arm, tentacle, rope, creature, rig3d, spider, snake }
+-- 8: a figure holding a staff with both hands, a closed loop: a torso (2 bones, up), two
+-- arms on its top, the staff (a short grip, then the rigid shaft) in the first hand, and
+-- the second hand held on the staff at the end of its grip (chain:attach_tip). The staff's
+-- tip goes to the handle; the body walks after it. One rig:solve() closes the loop.
+local STAFF_X, STAFF_Y = 1120, 300 -- the torso's base
+local staff_torso = ik.chain2d({ 40, 36 }, STAFF_X, STAFF_Y, -pi / 2)
+local staff_arm1, staff_arm2 = ik.chain2d({ 34, 30 }), ik.chain2d({ 34, 30 })
+local staff_pole = ik.chain2d({ 26, 96 })
+staff_arm1:attach(staff_torso, 3, pi / 2 + 0.4)
+staff_arm2:attach(staff_torso, 3, -(pi / 2 + 0.4))
+staff_pole:attach(staff_arm1, 3)
+for i = 1, 2 do staff_torso:set_limit(i, -0.3, 0.3) end
+staff_arm1:set_limit(2, -2.6, 0)
+staff_arm2:set_limit(2, 0, 2.6)
+staff_pole:set_limit(1, -1.3, 1.3) -- the wrist
+staff_pole:set_limit(2, 0, 0) -- the shaft goes on straight from the grip
+staff_arm1:set_angles({ -0.6, -1.2 })
+staff_arm2:set_angles({ 0.9, 1.4 })
+staff_pole:set_angles({ -0.4, 0 })
+staff_arm2:attach_tip(staff_pole, 2)
+local staff_chains = { staff_torso, staff_arm1, staff_arm2, staff_pole }
+local staff = new_rig("staff", "a loop: two hands on one staff", staff_chains, "fabrik", 1215, 170)
+staff.rig = ik.rig(staff_chains)
+staff.x = STAFF_X
+
+-- 9: a four-bar linkage (crank 28, coupler 110, rocker 80, ground 120: a crank-rocker),
+-- a closed loop: the crank + coupler chain's tip held on the rocker's. The crank is held
+-- at its angle by a zero-width limit that turns a little every frame (or points at the
+-- handle while it is dragged); one rig:solve() a frame moves the coupler and the rocker.
+local LINK_X, LINK_Y, LINK_GROUND = 560, 420, 120
+local link_crank = ik.chain2d({ 28, 110 }, LINK_X, LINK_Y, 0)
+local link_rocker = ik.chain2d({ 80 }, LINK_X + LINK_GROUND, LINK_Y, 0)
+link_crank:set_angles({ -1.2, 1.0 })
+link_rocker:set_angle(1, -2.0)
+link_crank:attach_tip(link_rocker, 2)
+local linkage = new_rig("linkage", "a loop: a four-bar linkage driven by its crank",
+    { link_crank, link_rocker }, "fabrik", LINK_X + 28 * cos(-1.2), LINK_Y + 28 * sin(-1.2))
+linkage.rig = ik.rig({ link_crank, link_rocker })
+linkage.angle, linkage.wander = -1.2, true
+linkage.settings.tolerance = 1e-6
+
+local rigs = { arm, tentacle, rope, creature, rig3d, spider, snake, staff, linkage }
 local selected = arm
 local message, message_time = nil, 0 -- a line of feedback after a key, for a few seconds
 
@@ -446,8 +492,38 @@ local function update_3d(dt)
     record(r, reached, distance, iterations, getTime() - started, 1)
 end
 
+local function update_staff(dt)
+    local st = staff
+    -- The body walks after the handle (standing back from the staff's tip), at a limited
+    -- speed.
+    local goal = max(1010, min(1200, st.hx - 100))
+    st.x = st.x + max(-60 * dt, min(60 * dt, goal - st.x))
+    staff_torso:set_base(st.x, STAFF_Y)
+    staff_pole:set_target(st.hx, st.hy)
+    local started = getTime()
+    local reached, distance, iterations = st.rig:solve()
+    record(st, reached, distance, iterations, getTime() - started, 1)
+end
+
+local function update_linkage(dt)
+    local l = linkage
+    if l.wander then
+        l.angle = l.angle + 1.4 * dt
+        l.hx, l.hy = LINK_X + 28 * cos(l.angle), LINK_Y + 28 * sin(l.angle)
+    else
+        l.angle = math.atan2(l.hy - LINK_Y, l.hx - LINK_X)
+    end
+    l.angle = math.atan2(sin(l.angle), cos(l.angle))
+    link_crank:set_limit(1, l.angle, l.angle)
+    local started = getTime()
+    local reached, distance, iterations = l.rig:solve()
+    record(l, reached, distance, iterations, getTime() - started, 1)
+end
+
 local function update(dt)
     clock = clock + dt
+    update_staff(dt)
+    update_linkage(dt)
     update_tentacle(dt)
     update_3d(dt)
     solve_one(arm, arm.hx, arm.hy)
@@ -486,7 +562,8 @@ function love.mousepressed(x, y, button)
     dragging = handle_at(x, y)
     if dragging then
         selected = dragging
-        if dragging == tentacle or dragging == rig3d or dragging == spider or dragging == snake then
+        if dragging == tentacle or dragging == rig3d or dragging == spider or dragging == snake
+            or dragging == linkage then
             dragging.wander = false
         elseif dragging == creature then
             creature.dragging = true
@@ -525,6 +602,8 @@ function love.mousereleased(_, _, button)
             spider.wander = true
         elseif dragging == creature then
             creature.dragging = false
+        elseif dragging == linkage then
+            linkage.wander = true -- the crank turns on from where it was let go
         end
         dragging = nil
     end
@@ -701,6 +780,31 @@ local function draw_spider()
     end
 end
 
+-- The loops: the staff's shaft and the figure's head under the rig's lines; the linkage's
+-- ground and pivots.
+local staff_style = { width = 4, radius = 2.5, cross = 6, limits = false }
+local link_style = { width = 5, radius = 4, limits = false }
+local function draw_loops()
+    local hx, hy = staff_torso:joint(3)
+    lg.setColor(0.85, 0.80, 0.70)
+    lg.circle("fill", hx, hy - 12, 10)
+    local gx, gy = staff_pole:joint(1)
+    local tx, ty = staff_pole:joint(3)
+    lg.setColor(0.55, 0.40, 0.25)
+    lg.setLineWidth(6)
+    lg.line(gx, gy, tx, ty)
+    ikdraw.rig(staff.rig, staff_style)
+
+    lg.setColor(0.32, 0.35, 0.42)
+    lg.setLineWidth(3)
+    lg.line(LINK_X - 14, LINK_Y + 6, LINK_X + LINK_GROUND + 14, LINK_Y + 6)
+    ikdraw.rig(linkage.rig, link_style)
+    lg.setColor(0.32, 0.35, 0.42)
+    lg.polygon("fill", LINK_X, LINK_Y, LINK_X - 8, LINK_Y + 10, LINK_X + 8, LINK_Y + 10)
+    lg.polygon("fill", LINK_X + LINK_GROUND, LINK_Y, LINK_X + LINK_GROUND - 8, LINK_Y + 10,
+        LINK_X + LINK_GROUND + 8, LINK_Y + 10)
+end
+
 local function draw_panel()
     local x0, y0 = 20, 494
     lg.setColor(0, 0, 0, 0.35)
@@ -730,7 +834,7 @@ local function draw_help()
     local s = selected.settings
     lg.setFont(font)
     lg.setColor(TEXT)
-    lg.print("drag the crosses, the flag and the fly   1-7 pick a rig   f c r t solver   [ ] greed   "
+    lg.print("drag the crosses, the flag and the fly   1-9 pick a rig   f c r t solver   [ ] greed   "
         .. "g ramp   - = iterations   , . tolerance   b arm's bend   Esc quit",
         20, 14)
     lg.setColor(ACCENT)
@@ -770,6 +874,7 @@ function love.draw()
     lg.setLineWidth(2)
     lg.line(VIEW3D.x - 150, VIEW3D.y, VIEW3D.x + 150, VIEW3D.y)
     ikdraw.draw(chain3d, rig3d.wx, rig3d.wy, rig3d.reached, VIEW3D)
+    draw_loops()
     for _, rig in ipairs(rigs) do
         draw_handle_ring(rig)
     end
@@ -783,6 +888,8 @@ function love.draw()
     lg.print("5 3D, seen along z", VIEW3D.x - 150, VIEW3D.y + 8)
     lg.print("6 spider", LEDGE_LEFT + 6, ground(LEDGE_LEFT) + 30)
     lg.print("7 snake", 650, 690)
+    lg.print("8 staff", STAFF_X - 20, STAFF_Y + 8)
+    lg.print("9 linkage", LINK_X + 20, LINK_Y + 14)
 
     draw_panel()
     draw_help()

@@ -14,7 +14,8 @@
 --
 -- ikdraw.draw(chain [, tx, ty [, reached [, style]]])
 --   Draws a 2D or 3D chain: its bones as lines, its joints as circles (the base filled), the
---   target (tx, ty), if given, as a cross, and each joint's limit as an arc (2D chains with
+--   target (tx, ty), if given, as a cross (none given and the tip held, chain:attach_tip: a
+--   ring round the held point), and each joint's limit as an arc (2D chains with
 --   limits: see ikdraw.limits). The bones and the cross take the colour of `reached`,
 --   the first result of the solve: style.reached (true), style.missed (false) or style.idle
 --   (nil: not known). A 3D chain is drawn in an orthographic projection onto its x-y plane
@@ -26,7 +27,8 @@
 --   the goal (and, with an orientation goal, its tip bone within the rig's angle_tolerance
 --   of it: what rig:solve counts as reached), style.missed when not, style.idle for a chain
 --   without a goal (carried, or bent only for the chains below it). Then, on top, each goal
---   as a cross in its chain's colour, and each orientation goal (set_target_angle,
+--   as a cross in its chain's colour (a held tip's, a closed loop: a ring round the held
+--   point, joining the two chains), and each orientation goal (set_target_angle,
 --   set_target_rotation) as a tick from the goal point along the direction the tip bone
 --   should point, style.tick pixels long (3D: that direction projected onto x-y, so shorter
 --   when it leans out of the plane). Reads the goals and tolerances from the rig and its
@@ -48,6 +50,7 @@
 --     flip_y    true for a y-up chain: screen y = y - chain y * scale (default false)
 --     width     bone line width in pixels (2); radius: joint circle radius in pixels (4)
 --     cross     half the size of the target cross in pixels (7)
+--     ring      radius of the ring round a held tip in pixels (9)
 --     tick      length of a rig's orientation-goal tick in pixels (16)
 --     limits    false skips the limit arcs (default true)
 --     reached, missed, idle, joint, limit   colours {r, g, b [, a]}, components 0..1
@@ -72,6 +75,7 @@ M.style = {
     width = 2,
     radius = 4,
     cross = 7,
+    ring = 9,
     tick = 16,
     limits = true,
     reached = { 0.30, 0.85, 0.40, 1 }, -- green
@@ -134,6 +138,13 @@ local function cross(style, x, y)
     local h = get(style, "cross")
     love.graphics.line(sx - h, sy - h, sx + h, sy + h)
     love.graphics.line(sx - h, sy + h, sx + h, sy - h)
+end
+
+-- A tip hold (chain:attach_tip): a ring round the held point, joining the two chains; in
+-- the current colour and line width.
+local function ring(style, x, y)
+    local sx, sy = to_screen(style, x, y)
+    love.graphics.circle("line", sx, sy, get(style, "ring"))
 end
 
 function M.target(x, y, reached, style)
@@ -233,7 +244,12 @@ function M.draw(chain, tx, ty, reached, style)
 
     local colour = state_colour(style, reached)
     chain_body(chain, style, colour)
-    if tx ~= nil and ty ~= nil then
+    if tx == nil and chain:tip_parent() then
+        -- a held tip: the ring where it is held
+        set_colour(colour)
+        lg.setLineWidth(get(style, "width"))
+        ring(style, chain:target())
+    elseif tx ~= nil and ty ~= nil then
         -- The target on top, in the colour of the result.
         set_colour(colour)
         lg.setLineWidth(get(style, "width"))
@@ -331,7 +347,7 @@ function M.rig(rig, style)
         if s ~= nil then
             local chain = rig:chain(k)
             set_colour(state_colour(style, s))
-            cross(style, chain:target())
+            if chain:tip_parent() then ring(style, chain:target()) else cross(style, chain:target()) end
             orientation_tick(chain, style)
         end
     end
