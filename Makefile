@@ -22,7 +22,9 @@
 #                 (bench/rates.lua); with joint limits, chains and rigs from straight, from
 #                 random poses and tracking (bench/limits.lua); motion over time: drag,
 #                 simulate and the gait, their accuracy and cost beside hand-written Lua
-#                 (bench/motion.lua); what large trees cost at two sizes (bench/trees.lua)
+#                 (bench/motion.lua); closed loops: a four-bar linkage against its analytic
+#                 solution, two hands on a staff (bench/loops.lua); what large trees cost at
+#                 two sizes (bench/trees.lua)
 #   make bench-instr  instructions per solve under valgrind's callgrind (bench/instr.sh)
 #   make bench-spine SPINE=dir  the module against Spine's Lua IK constraint (apply1, apply2)
 #                 under Lua 5.4 and LuaJIT (bench/spine.lua); dir: the spine-lua directory of
@@ -288,6 +290,8 @@ bench: deps ik/core.so luajit build/bench/bench
 	lua5.4 bench/limits.lua
 	lua5.4 bench/motion.lua
 	IK_CPATH="build/luajit/?.so" luajit bench/motion.lua
+	lua5.4 bench/loops.lua
+	IK_CPATH="build/luajit/?.so" luajit bench/loops.lua
 	lua5.4 bench/trees.lua
 	IK_CPATH="build/luajit/?.so" luajit bench/trees.lua
 

@@ -79,7 +79,10 @@ typedef enum ik_status {
     IK_ERR_GROUPS,         /* gait: every leg in exactly one group, each group a leg or more */
     IK_ERR_MAX_GROUPS,     /* gait: max_groups must be >= 1 */
     IK_ERR_GROUND,         /* gait update: the ground gave no finite height */
-    IK_ERR_UP              /* gait: up must be 1 or -1 */
+    IK_ERR_UP,             /* gait: up must be 1 or -1 */
+    IK_ERR_HELD,           /* the tip is held (attach_tip): its goal is the held point */
+    IK_ERR_TIP_HELD,       /* attach_tip: the tip is held already (detach_tip first) */
+    IK_ERR_SELF            /* attach_tip: a chain cannot hold its own tip */
 } ik_status;
 
 /*
@@ -424,7 +427,7 @@ int ik_gait_count(const ik_gait *gait);
 /* Replaces the ground (and its user pointer) the gait was made with. */
 void ik_gait_set_ground(ik_gait *gait, ik_ground_fn ground, void *user);
 ik_chain *ik_gait_leg_chain(const ik_gait *gait, int k); /* 0-based; NULL out of range */
-/* Advances dt (> 0) seconds; on an error nothing changes. */
+/* Advances dt (> 0) seconds; on an error nothing changes (IK_ERR_HELD: a leg's tip is held). */
 ik_status ik_gait_update(ik_gait *gait, ik_real dt);
 /* Foot k (0-based): its point (out[2] = 0 in 2D), whether it is in the air, and how far
    through its step (0 when planted). */
@@ -444,15 +447,16 @@ ik_status ik_chain_configure(ik_chain *chain, const ik_settings *settings);
  * numbers); the orientation goal is the tip bone's world angle (2D) or world rotation (3D,
  * normalised). With an orientation goal the tip bone takes that orientation (as far as its
  * limit allows) and the other bones reach for the point behind it, target - length(n-1) *
- * direction. *has is 0 when there is none.
+ * direction. *has is 0 when there is none. A held tip's goal is the held point, read where
+ * it is now (ik_chain_attach_tip); ik_chain_set_target is then IK_ERR_HELD.
  */
 ik_status ik_chain_set_target(ik_chain *chain, const ik_real *target);
-ik_status ik_chain_target(const ik_chain *chain, ik_real *out, int *has);
+ik_status ik_chain_target(ik_chain *chain, ik_real *out, int *has);
 ik_status ik_chain2d_set_target_angle(ik_chain *chain, ik_real angle);
 ik_status ik_chain2d_target_angle(const ik_chain *chain, ik_real *out, int *has);
 ik_status ik_chain3d_set_target_rotation(ik_chain *chain, const ik_real rotation[4]);
 ik_status ik_chain3d_target_rotation(const ik_chain *chain, ik_real out[4], int *has);
-/* Removes both goals. */
+/* Removes both goals, and a tip hold (ik_chain_detach_tip). */
 void ik_chain_clear_target(ik_chain *chain);
 /*
  * How far the chain is from its kept goals as it stands (brought up to date first, as a
@@ -514,6 +518,25 @@ ik_status ik_chain3d_attach(ik_chain *child, ik_chain *parent, int joint,
 void ik_chain_detach(ik_chain *child);
 /* The parent (NULL for none) and the joint. */
 ik_chain *ik_chain_parent(const ik_chain *child, int *joint);
+
+/* ---- Closed loops: a chain's tip held on another chain ---- */
+
+/*
+ * Holds chain's tip at joint `joint` (0..other->n) of other, moved by offset (dim numbers in
+ * the frame of other's bone that ends at that joint, as in attach; NULL: none). The held
+ * point becomes the chain's position goal: ik_chain_target reads it where it is now, a solve
+ * of the chain alone goes to it (other does not move), and a rig that holds both solves the
+ * loop (both sides bend). ik_chain_set_target, and a solve given a target, are IK_ERR_HELD
+ * while the hold lasts; ik_chain_clear_target releases it. Errors (nothing changed):
+ * IK_ERR_DIMENSION, IK_ERR_SELF (other is chain), IK_ERR_INDEX, IK_ERR_TIP_HELD (held
+ * already), IK_ERR_NOT_FINITE or IK_ERR_RANGE for the offset. other must outlive the hold.
+ */
+ik_status ik_chain_attach_tip(ik_chain *chain, ik_chain *other, int joint, const ik_real *offset);
+/* Releases the hold: no position goal is left (an orientation goal stays). */
+void ik_chain_detach_tip(ik_chain *chain);
+/* The chain holding the tip (NULL for none), its joint, and the offset (dim numbers; NULL
+   to skip). */
+ik_chain *ik_chain_tip_parent(const ik_chain *chain, int *joint, ik_real *offset);
 
 /* ---- Rigs: several chains solved together ---- */
 

@@ -651,7 +651,58 @@ static int new_chain_points(lua_State *L, int dim)
 static int mod_chain2d_points(lua_State *L) { return new_chain_points(L, 2); }
 static int mod_chain3d_points(lua_State *L) { return new_chain_points(L, 3); }
 
-/* chain:clone(): a chain that behaves exactly as this one (its parent too; not its children). */
+/*
+ * A chain keeps alive the chains it is linked to, its parent ([1]) and the chain holding its
+ * tip ([2]), in a table of two that is its kept value, made at its first link. had: whether
+ * the chain was linked before (only then is the kept value set: see ik_lua_getkept).
+ * Pushes the table.
+ */
+static void push_links(lua_State *L, int idx, int had)
+{
+    if (had) {
+        ik_lua_getkept(L, idx);
+        if (lua_istable(L, -1)) return;
+        lua_pop(L, 1);
+    }
+    lua_createtable(L, 2, 0);
+    lua_pushvalue(L, -1);
+    ik_lua_setkept(L, idx);
+}
+
+static int is_linked(const ik_chain *chain)
+{
+    return ik_chain_parent(chain, NULL) != NULL || ik_chain_tip_parent(chain, NULL, NULL) != NULL;
+}
+
+/* Pops a value into link slot (1: parent, 2: tip) of the chain at idx. */
+static void set_link(lua_State *L, int idx, int slot, int had)
+{
+    push_links(L, idx, had);
+    lua_insert(L, -2);
+    lua_rawseti(L, -2, slot);
+    lua_pop(L, 1);
+}
+
+/* Pushes the link in slot of the chain at idx, which is linked (nil: none there). */
+static void get_link(lua_State *L, int idx, int slot)
+{
+    ik_lua_getkept(L, idx);
+    if (lua_istable(L, -1)) lua_rawgeti(L, -1, slot);
+    else lua_pushnil(L);
+    lua_remove(L, -2);
+}
+
+/* Releases the tip hold of the chain at argument 1, if any. */
+static void release_tip(lua_State *L, ik_chain *chain)
+{
+    if (ik_chain_tip_parent(chain, NULL, NULL) == NULL) return;
+    ik_chain_detach_tip(chain);
+    lua_pushnil(L);
+    set_link(L, 1, 2, 1);
+}
+
+/* chain:clone(): a chain that behaves exactly as this one (its parent and tip hold too; not its
+   children). */
 static int chain_clone(lua_State *L)
 {
     ik_chain *chain = check_chain(L, 1), *copy;
@@ -659,9 +710,12 @@ static int chain_clone(lua_State *L)
     void *block = new_chain_block(L, ik_chain_dim(chain), ik_chain_count(chain), &size);
     check_status(L, ik_chain_copy(block, size, chain, &copy), 1);
     finish_chain(L, copy);
-    if (ik_chain_parent(copy, NULL)) { /* hangs on the same parent: keep it alive too */
-        ik_lua_getkept(L, 1);
-        ik_lua_setkept(L, lua_gettop(L) - 1);
+    if (is_linked(copy)) { /* hangs on the same parent, held by the same chain: keep them alive */
+        int slot;
+        for (slot = 1; slot <= 2; slot++) {
+            get_link(L, 1, slot);
+            set_link(L, lua_gettop(L) - 1, slot, slot == 2);
+        }
     }
     return 1;
 }
@@ -1295,6 +1349,7 @@ static int chain_set_target(lua_State *L)
     ik_chain *chain = check_chain(L, 1);
     ik_real target[MAX_DIM];
     check_target(L, chain, target);
+    if (ik_chain_tip_parent(chain, NULL, NULL)) luaL_argerror(L, 1, ik_status_string(IK_ERR_HELD));
     check_status(L, ik_chain_set_target(chain, target), 2);
     return 0;
 }
@@ -1356,7 +1411,9 @@ static int chain_goal_error(lua_State *L)
 
 static int chain_clear_target(lua_State *L)
 {
-    ik_chain_clear_target(check_chain(L, 1));
+    ik_chain *chain = check_chain(L, 1);
+    release_tip(L, chain);
+    ik_chain_clear_target(chain);
     return 0;
 }
 
@@ -1422,6 +1479,7 @@ static int solve_with(lua_State *L, solve_fn solve)
         if (status == IK_ERR_NO_TARGET) luaL_argerror(L, 2, ik_status_string(status));
     } else {
         check_target(L, chain, target);
+        if (ik_chain_tip_parent(chain, NULL, NULL)) luaL_argerror(L, 1, ik_status_string(IK_ERR_HELD));
         status = solve(chain, target, &result);
     }
     /* Targets are checked above: what is left is the chain's (IK_ERR_NOT_TWO_BONE). */
@@ -1474,6 +1532,8 @@ static void solve_many_core_checks(lua_State *L, ik_chain *chain, int k, int dim
         if (ik_chain_count(chain) != (has_orientation ? 3 : 2))
             luaL_argerror(L, 1, lua_pushfstring(L, "chain %d: %s", k, ik_status_string(IK_ERR_NOT_TWO_BONE)));
     }
+    if (has_targets && ik_chain_tip_parent(chain, NULL, NULL))
+        luaL_argerror(L, 2, lua_pushfstring(L, "chain %d: %s", k, ik_status_string(IK_ERR_HELD)));
     if (!has_targets) {
         ik_real t[3];
         int has;
@@ -1549,7 +1609,7 @@ static int mod_solve_many(lua_State *L)
 static int chain_attach(lua_State *L)
 {
     ik_chain *child = check_chain(L, 1), *parent = check_chain(L, 2);
-    int joint, dim = ik_chain_dim(child);
+    int joint, dim = ik_chain_dim(child), had;
     ik_real rotation[4], angle = 0;
     int rotated = 0;
     ik_status status;
@@ -1567,20 +1627,22 @@ static int chain_attach(lua_State *L)
         check_no_more(L, 8, "no value expected (a 3D offset is one rotation: w, x, y, z)");
     }
     if (ik_chain_parent(child, NULL)) luaL_argerror(L, 1, ik_status_string(IK_ERR_ATTACHED));
+    had = is_linked(child);
     status = dim == 2 ? ik_chain2d_attach(child, parent, joint, angle)
                       : ik_chain3d_attach(child, parent, joint, rotated ? rotation : NULL);
     check_status(L, status, status == IK_ERR_CYCLE ? 2 : 1);
     lua_pushvalue(L, 2);
-    ik_lua_setkept(L, 1); /* the child keeps its parent alive */
+    set_link(L, 1, 1, had); /* the child keeps its parent alive */
     return 0;
 }
 
 static int chain_detach(lua_State *L)
 {
     ik_chain *chain = check_chain(L, 1);
+    int had = is_linked(chain);
     ik_chain_detach(chain);
     lua_pushnil(L);
-    ik_lua_setkept(L, 1);
+    set_link(L, 1, 1, had);
     return 0;
 }
 
@@ -1589,7 +1651,47 @@ static int chain_parent(lua_State *L)
     ik_chain *chain = check_chain(L, 1);
     int joint;
     if (ik_chain_parent(chain, &joint) == NULL) return 0;
-    ik_lua_getkept(L, 1);
+    get_link(L, 1, 1);
+    lua_pushinteger(L, joint + 1);
+    return 2;
+}
+
+/* ---- methods: closed loops ---- */
+
+/* 2D chain:attach_tip(other, j [, dx, dy]); 3D chain:attach_tip(other, j [, dx, dy, dz]). */
+static int chain_attach_tip(lua_State *L)
+{
+    ik_chain *chain = check_chain(L, 1), *other = check_chain(L, 2);
+    int joint, dim = ik_chain_dim(chain), d, given = 0, had;
+    ik_real offset[MAX_DIM];
+    if (ik_chain_dim(other) != dim)
+        luaL_argerror(L, 2, lua_pushfstring(L, "a %dD chain expected (this one is %dD)", dim, ik_chain_dim(other)));
+    if (other == chain) luaL_argerror(L, 2, ik_status_string(IK_ERR_SELF));
+    joint = check_index(L, 3, ik_chain_count(other) + 1);
+    for (d = 0; d < dim; d++) given |= !lua_isnoneornil(L, 4 + d);
+    for (d = 0; d < dim && given; d++) offset[d] = check_coord(L, 4 + d);
+    check_no_more(L, 4 + dim, dim == 2 ? "no value expected (a 2D offset is dx, dy)"
+                                       : "no value expected (a 3D offset is dx, dy, dz)");
+    if (ik_chain_tip_parent(chain, NULL, NULL)) luaL_argerror(L, 1, ik_status_string(IK_ERR_TIP_HELD));
+    had = is_linked(chain);
+    check_status(L, ik_chain_attach_tip(chain, other, joint, given ? offset : NULL), 1);
+    lua_pushvalue(L, 2);
+    set_link(L, 1, 2, had); /* the chain keeps the one holding its tip alive */
+    return 0;
+}
+
+static int chain_detach_tip(lua_State *L)
+{
+    release_tip(L, check_chain(L, 1));
+    return 0;
+}
+
+static int chain_tip_parent(lua_State *L)
+{
+    ik_chain *chain = check_chain(L, 1);
+    int joint;
+    if (ik_chain_tip_parent(chain, &joint, NULL) == NULL) return 0;
+    get_link(L, 1, 2);
     lua_pushinteger(L, joint + 1);
     return 2;
 }
@@ -2028,6 +2130,9 @@ static const luaL_Reg chain_methods[] = {
     {"attach", chain_attach},
     {"detach", chain_detach},
     {"parent", chain_parent},
+    {"attach_tip", chain_attach_tip},
+    {"detach_tip", chain_detach_tip},
+    {"tip_parent", chain_tip_parent},
     {"clone", chain_clone},
     {"drag", chain_drag},
     {"simulate", chain_simulate},
