@@ -674,22 +674,27 @@ static int is_linked(const ik_chain *chain)
     return ik_chain_parent(chain, NULL) != NULL || ik_chain_tip_parent(chain, NULL, NULL) != NULL;
 }
 
-/* Pops a value into link slot (1: parent, 2: tip) of the chain at idx. */
+/*
+ * Pops a value into link slot (1: parent, 2: tip) of the chain at idx. (No lua_insert or
+ * lua_remove here: macros in 5.3, functions in 5.2, so a build using them would not load
+ * in the other VM for the version check to say why; see ik_lua_compat.h.)
+ */
 static void set_link(lua_State *L, int idx, int slot, int had)
 {
+    int value = lua_gettop(L);
     push_links(L, idx, had);
-    lua_insert(L, -2);
+    lua_pushvalue(L, value);
     lua_rawseti(L, -2, slot);
-    lua_pop(L, 1);
+    lua_pop(L, 2);
 }
 
-/* Pushes the link in slot of the chain at idx, which is linked (nil: none there). */
+/* Pushes the kept table of the chain at idx, which is linked, then the link in slot above
+   it (nil: none there). */
 static void get_link(lua_State *L, int idx, int slot)
 {
     ik_lua_getkept(L, idx);
     if (lua_istable(L, -1)) lua_rawgeti(L, -1, slot);
     else lua_pushnil(L);
-    lua_remove(L, -2);
 }
 
 /* Releases the tip hold of the chain at argument 1, if any. */
@@ -711,10 +716,11 @@ static int chain_clone(lua_State *L)
     check_status(L, ik_chain_copy(block, size, chain, &copy), 1);
     finish_chain(L, copy);
     if (is_linked(copy)) { /* hangs on the same parent, held by the same chain: keep them alive */
-        int slot;
+        int slot, at = lua_gettop(L);
         for (slot = 1; slot <= 2; slot++) {
             get_link(L, 1, slot);
-            set_link(L, lua_gettop(L) - 1, slot, slot == 2);
+            set_link(L, at, slot, slot == 2);
+            lua_pop(L, 1); /* the original's kept table */
         }
     }
     return 1;
