@@ -7,7 +7,9 @@
 #   make lua5.1, make lua5.2, make lua5.3   build/lua5.X/ik/core.so (make lua5.4: ik/core.so)
 #   make windows  build/windows/ik/core.dll: LuaJIT 2.1 on 64-bit Windows (LÖVE 11), with
 #                 mingw-w64; LuaJIT for Windows built once from Debian's source package
-#   make test-windows  the busted specs under wine, with that LuaJIT and core.dll
+#   make love-folder  build/love/ik/: the folder a LÖVE game copies next to its main.lua (the
+#                 Lua files, core.so for Linux and core.dll for Windows) and its zip
+#   make test-windows  the busted specs under wine, with that LuaJIT and the folder's core.dll
 #   make test     the modules, the busted specs under Lua 5.4, LuaJIT, 5.1, 5.2 and 5.3, the
 #                 C example, the engine host (examples/host/) and the test inside LÖVE
 #                 (spec/love/)
@@ -91,7 +93,7 @@ FUZZ_TIME   ?= 60
 FUZZ_BIN    := $(FUZZERS:%=build/fuzz/fuzz_%)
 REPLAY_BIN  := $(FUZZERS:%=build/replay/fuzz_%)
 
-.PHONY: all lib amalgamation luajit test readme-check test-asan test-valgrind test-tsan test-arm64 determinism demo readme-picture deps bench \
+.PHONY: all lib amalgamation luajit love-folder test readme-check test-asan test-valgrind test-tsan test-arm64 determinism demo readme-picture deps bench \
         bench-instr bench-spine fuzz-lua fuzz clang-deps clean rock-leftovers love love-screenshot
 
 all: ik/core.so libik.a build/examples/solve
@@ -165,8 +167,42 @@ build/windows/ik/core.dll: $(CORE_SRC) $(BIND_SRC) $(CORE_HDR) $(BIND_HDR) $(WIN
 	$(Q)$(WIN_CC) $(WIN_CFLAGS) -I$(WIN_LUAJIT)/src -shared $(CORE_SRC) $(BIND_SRC) -o $@ \
 	    $(WIN_LUA51) -static-libgcc
 
+# One folder for LÖVE on every OS: build/love/ik/ holds the Lua files, the Linux x86-64
+# LuaJIT build (core.so) and the Windows x64 one (core.dll) side by side; copied next to a
+# game's main.lua, LÖVE loads the module for its OS (it looks for ik/core.so on Linux,
+# ik/core.dll on Windows). build/love/ik-VERSION-love.zip is the folder, zipped, to hand
+# out. The test inside LÖVE (spec/love/) runs with the folder's files, and make
+# test-windows loads the DLL from it.
+IK_VERSION  := $(shell sed -n 's/^version = "\(.*\)-[0-9]*"$$/\1/p' rockspec/ik-[0-9]*.rockspec | head -n 1)
+LOVE_FOLDER := build/love/ik
+LOVE_ZIP    := build/love/ik-$(IK_VERSION)-love.zip
+LOVE_FILES  := $(LOVE_FOLDER)/init.lua $(LOVE_FOLDER)/love.lua $(LOVE_FOLDER)/core.so $(LOVE_FOLDER)/core.dll
+
+.PHONY: love-folder
+love-folder: deps $(LOVE_ZIP)
+	@echo "love-folder: $(LOVE_FOLDER)/ ($(notdir $(LOVE_FILES))) and $(LOVE_ZIP)"
+
+$(LOVE_ZIP): $(LOVE_FILES)
+	$(call say,ZIP,$@)
+	$(Q)rm -f $@ && cd build/love && zip -qr $(notdir $@) ik
+
+$(LOVE_FOLDER)/%.lua: lua/ik/%.lua
+	@mkdir -p $(@D)
+	$(call say,CP,$@)
+	$(Q)cp $< $@
+
+$(LOVE_FOLDER)/core.so: build/luajit/ik/core.so
+	@mkdir -p $(@D)
+	$(call say,CP,$@)
+	$(Q)cp $< $@
+
+$(LOVE_FOLDER)/core.dll: build/windows/ik/core.dll
+	@mkdir -p $(@D)
+	$(call say,CP,$@)
+	$(Q)cp $< $@
+
 # wine64 alone, without its recommendations: the specs need no graphics, sound or Mono.
-test-windows: deps windows
+test-windows: deps windows $(LOVE_FILES)
 	@sh tools/deps.sh --no-install-recommends wine64
 	@sh spec/run.sh windows
 
@@ -271,7 +307,7 @@ test: deps all luajit $(LUA_OTHER_MOD) build/examples/host $(LOVE_SPEC_IK) build
 
 # The README's examples: Lua under Lua 5.4 and LuaJIT, the LÖVE main.lua (inside LÖVE too
 # when it is installed), the C snippets built with the commands they show.
-readme-check: deps all luajit
+readme-check: deps all luajit $(LOVE_FOLDER)/core.so $(LOVE_FOLDER)/init.lua $(LOVE_FOLDER)/love.lua
 	@sh tools/readme_check.sh
 
 demo: deps ik/core.so
@@ -317,13 +353,19 @@ build/bench/bench: bench/bench.c libik.a src/ik.h
 
 # LÖVE games: LÖVE loads a C module from the game folder (never from inside a zipped .love),
 # so the LÖVE runtime test and the demo each get a copy of the LuaJIT build and the Lua files
-# in their own ik/, exactly where a game keeps them (git-ignored).
-spec/love/ik/core.so demo/love/ik/core.so: build/luajit/ik/core.so
+# in their own ik/, exactly where a game keeps them (git-ignored): the test's from the folder
+# for LÖVE (build/love/ik/, above), the demo's from the builds.
+spec/love/ik/core.so: $(LOVE_FOLDER)/core.so
 	@mkdir -p $(@D)
 	$(call say,CP,$@)
 	$(Q)cp $< $@
 
-spec/love/ik/%.lua: lua/ik/%.lua
+demo/love/ik/core.so: build/luajit/ik/core.so
+	@mkdir -p $(@D)
+	$(call say,CP,$@)
+	$(Q)cp $< $@
+
+spec/love/ik/%.lua: $(LOVE_FOLDER)/%.lua
 	@mkdir -p $(@D)
 	$(call say,CP,$@)
 	$(Q)cp $< $@

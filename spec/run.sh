@@ -16,7 +16,8 @@
 #   sh spec/run.sh valgrind  (make test-valgrind) the specs under Lua 5.4 run by valgrind's
 #                            memcheck: no error and no definite leak, or one more failure
 #   sh spec/run.sh windows   (make test-windows) the specs under wine: the Windows LuaJIT
-#                            (build/windows/luajit/src/luajit.exe) with build/windows/ik/core.dll,
+#                            (build/windows/luajit/src/luajit.exe) with the folder for LÖVE
+#                            (build/love/ik/: its core.dll and Lua files, make love-folder),
 #                            run by tools/spec_runner.lua (busted's C modules do not load in
 #                            a Windows LuaJIT), with Debian's luassert and say from
 #                            /usr/share/lua/5.1 (Z:\usr\share\lua\5.1 in wine)
@@ -369,11 +370,12 @@ windows)
         tail -n 15 "$logs/wine-start.log" | sed 's/^/    /'
     else
         echo "windows: $(grep ' Windows x64' "$logs/wine-start.log" | tail -n 1) under $("$wine" --version 2>/dev/null || echo wine)"
-        # package.path: the Lua side, the specs' helpers, luassert and say (the default
-        # Windows path has no ?\init.lua); package.cpath: build/windows/ik/core.dll.
-        specs windows build/windows/ik/core.dll windows_run "$wine" "$luajit_exe" tools/spec_runner.lua \
-            --lpath='lua/?.lua;lua/?/init.lua;./?.lua;Z:/usr/share/lua/5.1/?.lua;Z:/usr/share/lua/5.1/?/init.lua' \
-            --cpath='build/windows/?.dll' spec/*_spec.lua
+        # The folder for LÖVE (make love-folder), as a game has it: package.path finds its
+        # Lua files (the default Windows path has no ?\init.lua), then the specs' helpers,
+        # luassert and say; package.cpath its core.dll.
+        specs windows build/love/ik/core.dll windows_run "$wine" "$luajit_exe" tools/spec_runner.lua \
+            --lpath='build/love/?.lua;build/love/?/init.lua;./?.lua;Z:/usr/share/lua/5.1/?.lua;Z:/usr/share/lua/5.1/?/init.lua' \
+            --cpath='build/love/?.dll' spec/*_spec.lua
     fi
     # wineserver lingers a few seconds after the last program; wait, so nothing outlives us.
     "$(dirname "$wine")/wineserver" -w 2>/dev/null || true

@@ -7,13 +7,14 @@
 #   love      a LÖVE main.lua: 120 frames of its love.load/update/draw, by tools/readme_love.lua
 #             under LuaJIT with a stand-in `love` table (one test), and inside LÖVE itself
 #             when `love` is installed, headless, from a game folder laid out as the README
-#             says (ik/core.so, ik/init.lua, ik/love.lua; one test)
+#             says: main.lua and a copy of the folder for LÖVE, build/love/ik/ (one test)
 #   c-engine, c
 #             a C file whose comment holds its build commands (lines starting with `cc `):
 #             each command is run as written in a folder laid out as a user's project (the
 #             file, and ik's dist/, src/, lua/ and libik.a), then the program it builds
 #             (`-o NAME`) is run there and must exit 0: one test per command
-# Needs ik/core.so, build/luajit/ik/core.so and libik.a (make test builds them). Prints a
+# Needs ik/core.so, build/luajit/ik/core.so, build/love/ik/ and libik.a (make test builds
+# them). Prints a
 # line per test, then `N passed, N failed`; exit status 0 only when nothing failed.
 set -eu
 cd "$(dirname "$0")/.."
@@ -84,7 +85,7 @@ while read -r n kind line; do
         if command -v love >/dev/null 2>&1; then
             game="$out/game$n"
             mkdir -p "$game/ik"
-            cp build/luajit/ik/core.so lua/ik/init.lua lua/ik/love.lua "$game/ik/"
+            cp build/love/ik/* "$game/ik/" # the folder for LÖVE (make love-folder), as a game gets it
             cp "$block" "$game/example.lua"
             cp tools/readme_love.lua "$game/main.lua"
             sed 's/"ik-spec-love"/"ik-readme-love"/' spec/love/conf.lua >"$game/conf.lua"

@@ -548,6 +548,35 @@ test("require(\"ik\") without a loadable ik.core explains, in LÖVE: no core.so,
     check(ok, "%s", tostring(err))
 end)
 
+-- A .love as the README says to ship one: the game and ik's Lua files zipped, the folder
+-- ik/ with its core.so beside the .love, and package.cpath pointed at that directory
+-- (love.filesystem.getSourceBaseDirectory()) before require: ik loads and solves.
+test("a .love with ik/core.so beside it and package.cpath from getSourceBaseDirectory loads ik", function()
+    local tmp = sh("mktemp -d"):match("^(%S+)")
+    check(tmp and tmp:sub(1, 1) == "/", "mktemp -d failed")
+    local ok, err = pcall(function()
+        local dir = tmp .. "/src"
+        sh(("mkdir -p %s %s"):format(quote(dir .. "/ik"), quote(tmp .. "/ik")))
+        write(dir .. "/conf.lua", assert(love.filesystem.read("conf.lua")))
+        write(dir .. "/main.lua", [[
+package.cpath = love.filesystem.getSourceBaseDirectory() .. "/?.so;" .. package.cpath
+local ok, ik = pcall(require, "ik")
+print(ok and ("require: loaded, solved " .. tostring((ik.chain2d({ 1, 1 }):solve(1, 1))))
+    or "require failed: " .. tostring(ik))
+function love.load() love.event.quit(0) end
+]])
+        for _, name in ipairs({ "init.lua", "love.lua" }) do
+            write(dir .. "/ik/" .. name, assert(love.filesystem.read("ik/" .. name)))
+        end
+        write(tmp .. "/ik/core.so", assert(love.filesystem.read("ik/core.so")))
+        sh(("cd %s && zip -q -r ../game.love ."):format(quote(dir)))
+        local out = sh(("cd %s && timeout 60 love game.love"):format(quote(tmp)))
+        check(out:find("require: loaded, solved true", 1, true), "the .love did not load ik:\n%s", out)
+    end)
+    sh(("rm -rf %s"):format(quote(tmp)))
+    check(ok, "%s", tostring(err))
+end)
+
 -- ---------------------------------------------------------------------------------------
 
 test("solving every frame allocates nothing (10,000 solves of each solver, < 1 KB)", function()
