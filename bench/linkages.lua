@@ -204,49 +204,136 @@ function M.staff_figure(dim)
   f.staff:attach(f.arm1, 3)
   f.chains = {f.torso, f.arm1, f.arm2, f.staff}
   f.names = {"torso", "arm1", "arm2", "staff"}
+  f.open, f.held = {"torso", "arm1", "staff"}, {"arm2"}
+  f.goal, f.goal_joint = f.staff, 3
   for k, ch in ipairs(f.chains) do apply_limits(ch, f.limits[f.names[k]]) end
   f.arm2:attach_tip(f.staff, 2)
   f.arm2:configure{iterations = 200, tolerance = 1e-6}
   return f
 end
 
--- A random closed pose: the open tree drawn within its limits, the second arm closed on the
--- staff by its own solve (from a few random starts). Returns false when it cannot close.
-function M.close_random(f)
-  for _, name in ipairs({"torso", "arm1", "staff"}) do random_pose(f[name], f.limits[name]) end
-  for _ = 1, 4 do
-    random_pose(f.arm2, f.limits.arm2)
-    if f.arm2:solve() then return true end
+-- A rifle held with both hands, made apart from the staff (which the loop solve was tuned
+-- on): two loops on a chain that hangs on the torso, not on a hand. A torso (2 bones, up),
+-- the rifle on its top (the stock's turn at the shoulder, then the grip and the barrel
+-- held straight by zero-width limits), two arms on its top, the first hand held on the
+-- grip (the rifle's joint 2), the second on the barrel (joint 3). The goal: the muzzle.
+function M.rifle_figure(dim)
+  local f = {dim = dim}
+  local function chain(lengths) return dim == 2 and ik.chain2d(lengths) or ik.chain3d(lengths) end
+  f.torso, f.rifle, f.arm1, f.arm2 = chain({0.9, 0.9}), chain({0.6, 0.4, 0.6}), chain({0.75, 0.7}), chain({0.75, 0.7})
+  if dim == 2 then
+    f.torso:set_base(0, 0, pi / 2)
+    f.rifle:attach(f.torso, 3, -pi / 2)
+    f.arm1:attach(f.torso, 3, -pi / 2)
+    f.arm2:attach(f.torso, 3, pi / 2)
+    f.limits = {
+      torso = {{-0.3, 0.3}, {-0.3, 0.3}},
+      rifle = {{-1.6, 1.6}, {0, 0}, {0, 0}},
+      arm1 = {{-2.4, 2.4}, {0, 2.6}},
+      arm2 = {{-2.4, 2.4}, {-2.6, 0}},
+    }
+  else
+    local function h(min, max) return {hinge = {0, 0, 1}, min, max} end
+    f.torso:set_base(0, 0, 0, axis_angle(0, 0, 1, pi / 2))
+    f.rifle:attach(f.torso, 3, axis_angle(0, 1, 0, pi / 2))
+    f.arm1:attach(f.torso, 3, axis_angle(0, 1, 0, pi / 2))
+    f.arm2:attach(f.torso, 3, axis_angle(0, 1, 0, -pi / 2))
+    f.limits = {
+      torso = {{cone = 0.3, twist = {-0.2, 0.2}}, {cone = 0.3, twist = {-0.2, 0.2}}},
+      rifle = {{cone = 1.6, twist = {-0.5, 0.5}}, h(0, 0), h(0, 0)},
+      arm1 = {{cone = 2.2, twist = {-1, 1}}, h(0, 2.6)},
+      arm2 = {{cone = 2.2, twist = {-1, 1}}, h(-2.6, 0)},
+    }
   end
-  return false
+  f.chains = {f.torso, f.rifle, f.arm1, f.arm2}
+  f.names = {"torso", "rifle", "arm1", "arm2"}
+  f.open, f.held = {"torso", "rifle"}, {"arm1", "arm2"}
+  f.goal, f.goal_joint = f.rifle, 4
+  for k, ch in ipairs(f.chains) do apply_limits(ch, f.limits[f.names[k]]) end
+  f.arm1:attach_tip(f.rifle, 2)
+  f.arm2:attach_tip(f.rifle, 3)
+  for _, name in ipairs(f.held) do f[name]:configure{iterations = 200, tolerance = 1e-6} end
+  return f
+end
+
+-- A random closed pose: the open tree drawn within its limits, each held arm closed by its
+-- own solve (from a few random starts). Returns false when one cannot close.
+function M.close_random(f)
+  for _, name in ipairs(f.open) do random_pose(f[name], f.limits[name]) end
+  for _, name in ipairs(f.held) do
+    local closed = false
+    for _ = 1, 4 do
+      random_pose(f[name], f.limits[name])
+      if f[name]:solve() then closed = true break end
+    end
+    if not closed then return false end
+  end
+  return true
+end
+
+local function read_all(f)
+  local t = {}
+  for k, ch in ipairs(f.chains) do t[k] = M.read_pose(ch) end
+  return t
+end
+
+-- Whether the goal is met and every loop closed, within 1e-3.
+local function all_met(f, ok)
+  if not ok then return false end
+  for _, name in ipairs(f.held) do
+    if f[name]:goal_error() > 1e-3 then return false end
+  end
+  return true
+end
+
+-- Goals (the goal chain's joint) from random closed poses, solved from the closed rest pose
+-- and from the pose of the goal before (a random closed start): rates, mean iterations, ns.
+local function rates(f, solver, trials, iterations, seed0)
+  seed = seed0
+  repeat until M.close_random(f) -- the rest pose: a closed one
+  local rest = read_all(f)
+  local goals, poses, tries = {}, {}, 0
+  while #goals < trials do
+    tries = tries + 1
+    assert(tries < 1000 * trials, "poses of this figure hardly ever close")
+    if M.close_random(f) then
+      goals[#goals + 1] = {f.goal:joint(f.goal_joint)}
+      poses[#goals] = read_all(f)
+    end
+  end
+  local rig = ik.rig(f.chains)
+  rig:configure{solver = solver, iterations = iterations or 100}
+  local r = {reached = 0, its = 0, seconds = 0, from_random = 0}
+  for k, g in ipairs(goals) do
+    for from = 1, 2 do
+      local start = from == 1 and rest or poses[k == 1 and #goals or k - 1]
+      for c, ch in ipairs(f.chains) do M.set_pose(ch, start[c]) end
+      f.goal:set_target(g[1], g[2], g[3])
+      local began = clock()
+      local ok, _, its = rig:solve()
+      if from == 1 then
+        r.seconds = r.seconds + clock() - began
+        r.its = r.its + its
+        if all_met(f, ok) then r.reached = r.reached + 1 end
+      elseif all_met(f, ok) then
+        r.from_random = r.from_random + 1
+      end
+    end
+  end
+  r.rate = 100 * r.reached / #goals
+  r.random_rate = 100 * r.from_random / #goals
+  r.its = r.its / #goals
+  r.ns = M.ns(r.seconds, #goals)
+  return r, rig, rest, goals
+end
+
+function M.rifle_rates(dim, solver, trials, iterations)
+  return (rates(M.rifle_figure(dim), solver, trials, iterations, dim == 2 and 21 or 22))
 end
 
 function M.staff_rates(dim, solver, trials, iterations)
   local f = M.staff_figure(dim)
-  seed = dim == 2 and 11 or 12
-  repeat until M.close_random(f) -- the rest pose: a closed one
-  local rest = {}
-  for k, ch in ipairs(f.chains) do rest[k] = M.read_pose(ch) end
-  local goals = {}
-  while #goals < trials do
-    if M.close_random(f) then goals[#goals + 1] = {f.staff:joint(3)} end
-  end
-  local rig = ik.rig(f.chains)
-  rig:configure{solver = solver, iterations = iterations or 100}
-  local r = {reached = 0, its = 0, seconds = 0, gap = 0}
-  for _, g in ipairs(goals) do
-    for k, ch in ipairs(f.chains) do M.set_pose(ch, rest[k]) end
-    f.staff:set_target(g[1], g[2], g[3])
-    local start = clock()
-    local ok, _, its = rig:solve()
-    r.seconds = r.seconds + clock() - start
-    local gap = f.arm2:goal_error()
-    if ok and gap <= 1e-3 then r.reached = r.reached + 1 end
-    r.its = r.its + its
-  end
-  r.rate = 100 * r.reached / #goals
-  r.its = r.its / #goals
-  r.ns = M.ns(r.seconds, #goals)
+  local r, rig, rest, goals = rates(f, solver, trials, iterations, dim == 2 and 11 or 12)
   -- Tracking: a smooth path through poses of the closed structure, 10 iterations a frame.
   rig:configure{iterations = 10}
   for k, ch in ipairs(f.chains) do M.set_pose(ch, rest[k]) end

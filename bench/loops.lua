@@ -1,7 +1,7 @@
 -- Closed loops: a four-bar linkage driven by its crank, and two hands on one staff, with
 -- success rates, iterations and ns per rig solve (the workloads: bench/linkages.lua).
 --   lua5.4 bench/loops.lua [trials]     (from the repository root; default 1000)
--- IK_ROWS=four-bar, impossible or staff: only those rows.
+-- IK_ROWS=four-bar, impossible, staff or rifle: only those rows.
 package.path = "lua/?.lua;lua/?/init.lua;./?.lua;" .. package.path
 package.cpath = (os.getenv("IK_CPATH") or "./?.so") .. ";" .. package.cpath
 local L = require("bench.linkages")
@@ -30,13 +30,26 @@ for _, dim in ipairs({2, 3}) do
     end
   end
 end
-print("two hands on a staff (torso, two arms, staff; limits), from rest, 100 it; tracking at 10 it a frame:")
-print("  dim solver   reached  mean it   ns/solve  tracked  largest jump")
+print("two hands on a staff (torso, two arms, staff; limits), 100 it: from the closed rest pose, from a random")
+print("closed pose; tracking at 10 it a frame:")
+print("  dim solver   from rest  from random  mean it   ns/solve  tracked  largest jump")
 for _, dim in ipairs({2, 3}) do
   for _, solver in ipairs({"fabrik", "relax"}) do
     if not row or ("staff"):find(row) then
       local r = L.staff_rates(dim, solver, trials)
-      print(string.format("  %dD  %-7s %6.1f%%  %7.2f  %9.0f  %6.1f%%  %.3f rad", dim, solver, r.rate, r.its, r.ns, r.tracked, r.jump))
+      print(string.format("  %dD  %-7s %8.1f%%  %10.1f%%  %7.2f  %9.0f  %6.1f%%  %.3f rad", dim, solver, r.rate,
+        r.random_rate, r.its, r.ns, r.tracked, r.jump))
+    end
+  end
+end
+print("a rifle held with both hands (two loops on a chain on the torso; limits; a workload the loop solve")
+print("was not tuned on), 100 it:")
+print("  dim solver   from rest  from random  mean it   ns/solve")
+for _, dim in ipairs({2, 3}) do
+  for _, solver in ipairs({"fabrik", "relax"}) do
+    if not row or ("rifle"):find(row) then
+      local r = L.rifle_rates(dim, solver, trials)
+      print(string.format("  %dD  %-7s %8.1f%%  %10.1f%%  %7.2f  %9.0f", dim, solver, r.rate, r.random_rate, r.its, r.ns))
     end
   end
 end
