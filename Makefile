@@ -31,6 +31,8 @@
 #   make bench-spine SPINE=dir  the module against Spine's Lua IK constraint (apply1, apply2)
 #                 under Lua 5.4 and LuaJIT (bench/spine.lua); dir: the spine-lua directory of
 #                 a spine-runtimes checkout, branch 4.0 (without it, says how to get one)
+#   make bench-ozz OZZ=dir  3D two-bone and aim chain solves against ozz-animation's IK jobs
+#                 in C++, one process (bench/ozz.cpp); dir: an ozz-animation 0.16 checkout
 #   make fuzz-lua the randomized API test, long: CALLS (1,000,000) calls under Lua 5.4, LuaJIT
 #                 and LuaJIT with jit.off() from SEED (by default the time, printed first:
 #                 `make fuzz-lua SEED=n` replays)
@@ -94,7 +96,7 @@ FUZZ_BIN    := $(FUZZERS:%=build/fuzz/fuzz_%)
 REPLAY_BIN  := $(FUZZERS:%=build/replay/fuzz_%)
 
 .PHONY: all lib amalgamation luajit love-folder test readme-check test-asan test-valgrind test-tsan test-arm64 determinism demo readme-picture deps bench \
-        bench-instr bench-spine fuzz-lua fuzz clang-deps clean rock-leftovers love love-screenshot
+        bench-instr bench-spine bench-ozz fuzz-lua fuzz clang-deps clean rock-leftovers love love-screenshot
 
 all: ik/core.so libik.a build/examples/solve
 
@@ -344,6 +346,24 @@ SPINE ?=
 bench-spine: deps ik/core.so luajit
 	SPINE="$(SPINE)" lua5.4 bench/spine.lua
 	$(if $(SPINE),SPINE="$(SPINE)" IK_CPATH="build/luajit/?.so" luajit bench/spine.lua)
+
+# Against a peer in C++: ozz-animation's IKTwoBoneJob and IKAimJob side by side with the
+# 3D two-bone and aim chain solves (bench/ozz.cpp), in one process, both built with the
+# library's flags. OZZ names an ozz-animation checkout (guillaumeblanc/ozz-animation, tag
+# 0.16.0; nothing of ozz is in this repository): its include/ and the three sources the
+# two jobs need are compiled into build/bench/ozz. Without OZZ it says so and exits 0.
+OZZ ?=
+OZZ_SRC = $(addprefix $(OZZ)/src/,animation/runtime/ik_two_bone_job.cc animation/runtime/ik_aim_job.cc \
+                                  base/maths/simd_math.cc)
+bench-ozz: deps libik.a
+	@if [ -z "$(OZZ)" ]; then \
+	    echo "bench-ozz: needs ozz-animation 0.16 (guillaumeblanc/ozz-animation, tag 0.16.0):"; \
+	    echo "  make bench-ozz OZZ=/path/to/ozz-animation"; exit 0; fi; \
+	mkdir -p build/bench; \
+	echo "  CXX  build/bench/ozz"; \
+	$(CXX) -std=c++11 $(OPT) $(FP_FLAGS) -w -I$(OZZ)/include -Isrc bench/ozz.cpp $(OZZ_SRC) libik.a \
+	    -o build/bench/ozz -lm 2> build/bench/ozz.log || { cat build/bench/ozz.log; exit 1; }; \
+	build/bench/ozz
 
 # The C bench links libik.a, built with the flags above.
 build/bench/bench: bench/bench.c libik.a src/ik.h

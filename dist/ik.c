@@ -20,7 +20,10 @@
 #if defined(__GNUC__) || defined(__clang__)
 #define IK_ALWAYS_INLINE inline __attribute__((always_inline))
 #define IK_NOINLINE __attribute__((noinline))
+/* A header's rarely taken path, kept out of the inlined callers (unused in some files). */
+#define IK_OUT_OF_LINE __attribute__((noinline, unused))
 #else
+#define IK_OUT_OF_LINE inline
 #define IK_ALWAYS_INLINE inline
 #define IK_NOINLINE
 #endif
@@ -190,18 +193,29 @@ static inline ik_vec3 ik_v3_tame(ik_vec3 a)
     return a;
 }
 
-/* a / |a|, or fallback when a is zero; finite for every finite a. */
-static inline ik_vec3 ik_v3_normalize_or(ik_vec3 a, ik_vec3 fallback)
+/* ik_v3_normalize_or for vectors near 0 or beyond 1e150. */
+static IK_OUT_OF_LINE ik_vec3 ik_v3_normalize_slow(ik_vec3 a, ik_vec3 fallback)
 {
-    ik_real d = ik_v3_dot(a, a), len;
-    if (d < 1e300 && d > 1e-300) { /* the fast path: one square root, one division */
-        ik_real inv = 1 / sqrt(d);
-        return ik_v3(a.x * inv, a.y * inv, a.z * inv);
-    }
+    ik_real len;
     a = ik_v3_tame(a);
     len = ik_v3_len(a);
     if (!(len > 0.0)) return fallback;
     return ik_v3(a.x / len, a.y / len, a.z / len);
+}
+
+/*
+ * a / |a|, or fallback when a is zero; finite for every finite a. Always inlined (GCC kept
+ * a called copy in every file, its vectors passed through memory: a fifth of a 3D two-bone
+ * solve); the rare slow path is not.
+ */
+static IK_ALWAYS_INLINE ik_vec3 ik_v3_normalize_or(ik_vec3 a, ik_vec3 fallback)
+{
+    ik_real d = ik_v3_dot(a, a);
+    if (d < 1e300 && d > 1e-300) { /* the fast path: one square root, one division */
+        ik_real inv = 1 / sqrt(d);
+        return ik_v3(a.x * inv, a.y * inv, a.z * inv);
+    }
+    return ik_v3_normalize_slow(a, fallback);
 }
 
 /* A unit vector perpendicular to unit u: u x e, e the axis u leans on least. */
@@ -265,7 +279,7 @@ static inline ik_vec3 ik_q_x_axis(ik_quat q)
  */
 static inline ik_quat ik_q_from_to(ik_vec3 a, ik_vec3 b)
 {
-    ik_real d = ik_v3_dot(a, b), s, half, k;
+    ik_real d = ik_v3_dot(a, b), s, sin_half, cos_half, k;
     ik_vec3 axis = ik_v3_cross(a, b);
     if (d > -0.5) return ik_q_normalize(ik_q(1 + d, axis.x, axis.y, axis.z));
     /*
@@ -284,9 +298,38 @@ static inline ik_quat ik_q_from_to(ik_vec3 a, ik_vec3 b)
         axis = ik_v3_any_perpendicular(a);
         return ik_q(0, axis.x, axis.y, axis.z);
     }
-    half = atan2(ik_v3_len(ik_v3_cross(a, b)), d) / 2;
-    k = sin(half) / s;
-    return ik_q(cos(half), axis.x * k, axis.y * k, axis.z * k);
+    /*
+     * The half angle's sine from 1 - d (at least 1.5 here: no cancellation), its cosine
+     * from sin(angle) = |a x b| = 2 sin(half) cos(half), which is exact for small |a x b|
+     * where (1 + d) would cancel; no trigonometric call.
+     */
+    sin_half = sqrt((1 - d) / 2);
+    cos_half = ik_v3_len(ik_v3_cross(a, b)) / (2 * sin_half);
+    k = sin_half / s;
+    return ik_q(cos_half, axis.x * k, axis.y * k, axis.z * k);
+}
+
+/*
+ * The turn from unit a to unit b as ik_q_from_to gives it, but not brought to unit length
+ * (its length is sqrt(2 (1 + a.b))): for a product that is normalised after, which saves
+ * a square root and four divisions. Nearly opposite vectors take ik_q_from_to's careful way.
+ */
+static inline ik_quat ik_q_turn(ik_vec3 a, ik_vec3 b)
+{
+    ik_real d = ik_v3_dot(a, b);
+    ik_vec3 axis = ik_v3_cross(a, b);
+    if (d > -0.5) return ik_q(1 + d, axis.x, axis.y, axis.z);
+    return ik_q_from_to(a, b);
+}
+
+/* q / |q| by one division, for a q of length about 1 (within 1e-150 to 1e150); otherwise
+   as ik_q_normalize. */
+static inline ik_quat ik_q_unit(ik_quat q)
+{
+    ik_real d = q.w * q.w + q.x * q.x + q.y * q.y + q.z * q.z, inv;
+    if (!(d < 1e300 && d > 1e-300)) return ik_q_normalize(q);
+    inv = 1 / sqrt(d);
+    return ik_q(q.w * inv, q.x * inv, q.y * inv, q.z * inv);
 }
 
 /* The fraction t of the rotation q (w >= 0): same axis, t times the angle (a slerp). */
@@ -712,6 +755,26 @@ void ik_pose_bone_rot(ik_chain *chain, int i, ik_quat world);
  * from last on are left stale.
  */
 void ik_pose_points(ik_chain *chain, const ik_real *points, int first, int last);
+/*
+ * Bone i of a 3D chain, unlimited, turned onto direction u by the smallest turn from its
+ * direction now (its twist kept), as ik_pose_bone does with fewer roundings and products:
+ * the world rotation normalised once and kept as the bone's, the local one derived from it
+ * and pulled back to unit length to first order (as ik_chain_fk_bone does); the direction
+ * and joint i + 1 from the world rotation. The world data of the bones before it must be
+ * current. For the lean solves of plain chains (solve.c).
+ */
+static IK_ALWAYS_INLINE void ik_turn_bone3(ik_chain *c, int i, ik_vec3 u)
+{
+    ik_quat parent = i == 0 ? c->base_rot : c->wrot[i - 1];
+    ik_quat world = ik_q_unit(ik_q_mul(ik_q_turn(ik_dir3(c, i), u), c->wrot[i]));
+    ik_quat local = ik_q_mul(ik_q_conj(parent), world);
+    ik_real k = (3 - (local.w * local.w + local.x * local.x + local.y * local.y + local.z * local.z)) / 2;
+    ik_vec3 dir = ik_q_x_axis(world);
+    c->rot[i] = ik_q(local.w * k, local.x * k, local.y * k, local.z * k);
+    c->wrot[i] = world;
+    ik_v3_store(ik_dir(c, i), dir);
+    ik_v3_store(ik_joint(c, i + 1), ik_v3_add(ik_joint3(c, i), ik_v3_scale(dir, c->length[i] * c->scale)));
+}
 
 /* ---- sweep.c ---- */
 
@@ -792,6 +855,15 @@ int ik_aim(ik_chain *chain, ik_vec3 target, ik_real *error);
 /* The angle between the tip bone and the line from its base to target (0 without one);
    the chain must not be pose_behind. */
 ik_real ik_aim_error(const ik_chain *chain, ik_vec3 target);
+/*
+ * The lean solves of a plain 3D chain (solve.c says which: no limits, no orientation goal,
+ * mix 1, no max_turn or stretch; current, at its own lengths): the whole solve in one pass
+ * towards aim (the goal, softened), the same pose as the solver's to rounding. Each fills
+ * out (iterations, distance from the goal or angle error, reached) and returns nonzero when
+ * it moved the chain.
+ */
+int ik_two_bone_lean3(ik_chain *chain, ik_vec3 aim, ik_result *out); /* 2 bones */
+int ik_aim_lean3(ik_chain *chain, ik_vec3 aim, ik_result *out);      /* 1 bone */
 
 /*
  * FABRIK's passes, for the rig: backward over bones hi-1 down to lo with joint hi placed
@@ -1386,6 +1458,7 @@ int ik_chain_check(const void *memory, size_t size)
            c->limit == (const ik_limit *)((const unsigned char *)c + HEADER_SIZE);
 }
 
+int ik_chain_bone_count(const ik_chain *chain) { return chain->n; }
 int ik_chain_count(const ik_chain *chain) { return chain->n; }
 int ik_chain_dim(const ik_chain *chain) { return chain->dim; }
 ik_real ik_chain_reach(const ik_chain *chain) { return chain->reach; }
@@ -1958,6 +2031,7 @@ ik_status ik_chain3d_world_rotation(ik_chain *c, int bone, ik_real out[4])
 
 const ik_settings *ik_chain_settings(const ik_chain *c) { return &c->settings; }
 
+ik_real ik_chain_stretch_factor(const ik_chain *c) { return c->scale; }
 ik_real ik_chain_stretch(const ik_chain *c) { return c->scale; }
 
 ik_status ik_chain_configure(ik_chain *c, const ik_settings *settings)
@@ -3356,7 +3430,7 @@ ik_status ik_two_bone_joint(ik_real x, ik_real y, ik_real r1, ik_real r2, int be
 ik_status ik_two_bone_joint3(const ik_real target[3], ik_real r1, ik_real r2,
                              const ik_real pole[3], ik_real joint[3], int *reached)
 {
-    ik_real m, h, len, w, along, across;
+    ik_real m, inv, h, len, w, along, across;
     ik_vec3 p, axis, bend, j, zero = ik_v3(0, 0, 0);
     int side, k;
     for (k = 0; k < 3; k++)
@@ -3370,8 +3444,15 @@ ik_status ik_two_bone_joint3(const ik_real target[3], ik_real r1, ik_real r2,
         *reached = 1;
         return IK_OK;
     }
-    r1 /= m, r2 /= m;
-    p = ik_v3(target[0] / m, target[1] / m, target[2] / m);
+    /* In units of m: by one division where 1 / m is exact to rounding, else by three. */
+    if (m > 1e-300 && m < 1e300) {
+        inv = 1 / m;
+        r1 *= inv, r2 *= inv;
+        p = ik_v3(target[0] * inv, target[1] * inv, target[2] * inv);
+    } else {
+        r1 /= m, r2 /= m;
+        p = ik_v3(target[0] / m, target[1] / m, target[2] / m);
+    }
     h = ik_v3_dot(p, p);
     side = ring_side(h, r1, r2);
     *reached = side == 0;
@@ -3383,21 +3464,30 @@ ik_status ik_two_bone_joint3(const ik_real target[3], ik_real r1, ik_real r2,
      * the pole itself (or +y), and the joint goes there.
      */
     axis = ik_v3_normalize_or(p, zero);
-    bend = ik_v3_normalize_or(ik_v3(pole[0], pole[1], pole[2]), zero);
+    bend = ik_v3(pole[0], pole[1], pole[2]);
+    /* A pole of unit length already (a chain's, stored normalised) is taken as it is. */
+    if (!(fabs(ik_v3_dot(bend, bend) - 1) < 1e-12)) bend = ik_v3_normalize_or(bend, zero);
     bend = ik_v3_sub(bend, ik_v3_scale(axis, ik_v3_dot(bend, axis)));
-    if (!(ik_v3_len(bend) > 1e-12)) {
-        bend = ik_v3_sub(ik_v3(0, 1, 0), ik_v3_scale(axis, axis.y));
-        if (!(ik_v3_len(bend) > 1e-12)) bend = ik_v3_sub(ik_v3(0, 0, 1), ik_v3_scale(axis, axis.z));
+    across = ik_v3_dot(bend, bend);
+    if (across > 0.01) {
+        /* A pole at least 0.1 off the axis: the part along it left is below 1e-15. */
+        bend = ik_v3_scale(bend, 1 / sqrt(across));
+    } else {
+        if (!(ik_v3_len(bend) > 1e-12)) {
+            bend = ik_v3_sub(ik_v3(0, 1, 0), ik_v3_scale(axis, axis.y));
+            if (!(ik_v3_len(bend) > 1e-12)) bend = ik_v3_sub(ik_v3(0, 0, 1), ik_v3_scale(axis, axis.z));
+        }
+        bend = ik_v3_normalize_or(bend, ik_v3(0, 1, 0));
+        /*
+         * Made perpendicular once more: for a pole nearly along the axis the subtraction
+         * above cancels, leaving a part along the axis of about 1e-16 / |the part across|
+         * (1e-6 for a pole 1e-10 off the axis), and |joint| would miss r1 by as much.
+         */
+        bend = ik_v3_normalize_or(ik_v3_sub(bend, ik_v3_scale(axis, ik_v3_dot(bend, axis))), bend);
     }
-    bend = ik_v3_normalize_or(bend, ik_v3(0, 1, 0));
-    /*
-     * Made perpendicular once more: for a pole nearly along the axis the subtraction above
-     * cancels, leaving a part along the axis of about 1e-16 / |the part across| (1e-6 for a
-     * pole 1e-10 off the axis), and |joint| would miss r1 by as much.
-     */
-    bend = ik_v3_normalize_or(ik_v3_sub(bend, ik_v3_scale(axis, ik_v3_dot(bend, axis))), bend);
 
-    len = ik_v3_len(p); /* not sqrt(h): h is 0 for |p| below 1e-162 (as in 2D) */
+    /* |p| as p.axis: not sqrt(h), which is 0 for |p| below 1e-162 (as in 2D). */
+    len = ik_v3_dot(p, axis);
     w = h + r1 * r1 - r2 * r2;
     if (len == 0) {
         j = ik_v3_scale(bend, r1);
@@ -3414,6 +3504,18 @@ ik_status ik_two_bone_joint3(const ik_real target[3], ik_real r1, ik_real r2,
     }
     joint[0] = j.x * m, joint[1] = j.y * m, joint[2] = j.z * m;
     return IK_OK;
+}
+
+ik_status ik_two_bone_middle(ik_real l1, ik_real l2, ik_real x, ik_real y, int bend,
+                             ik_real *jx, ik_real *jy, int *reached)
+{
+    return ik_two_bone_joint(x, y, l1, l2, bend, jx, jy, reached);
+}
+
+ik_status ik_two_bone_middle3(ik_real l1, ik_real l2, const ik_real target[3],
+                              const ik_real pole[3], ik_real joint[3], int *reached)
+{
+    return ik_two_bone_joint3(target, l1, l2, pole, joint, reached);
 }
 
 /* 2D chain: the target in the base frame, the angle form's a1 and a2 as the local angles. */
@@ -3458,6 +3560,40 @@ static void two_bone_chain3d(ik_chain *c, ik_vec3 target)
     ik_v3_store(p + 6, tip);
     ik_pose_points(c, p, 0, 2);
     ik_chain_fk(c);
+}
+
+/*
+ * The lean solve: the middle joint as above; bone 0 turned onto it and bone 1 onto the
+ * target (or the closest point), each by ik_turn_bone3, which writes the local rotation and
+ * the world data at once.
+ */
+int ik_two_bone_lean3(ik_chain *c, ik_vec3 aim, ik_result *out)
+{
+    ik_vec3 base = ik_joint3(c, 0), middle;
+    ik_vec3 bend = c->settings.use_pole
+                       ? ik_v3(c->settings.pole[0], c->settings.pole[1], c->settings.pole[2])
+                       : ik_v3_sub(ik_joint3(c, 1), base);
+    ik_real t[3], pole[3], j[3], l0 = c->length[0];
+    int valid;
+    t[0] = aim.x - base.x, t[1] = aim.y - base.y, t[2] = aim.z - base.z;
+    pole[0] = bend.x, pole[1] = bend.y, pole[2] = bend.z;
+    out->iterations = 1;
+    /* Only a target so far from the base that the difference overflows fails here. */
+    if (ik_two_bone_joint3(t, l0, c->length[1], pole, j, &valid) == IK_OK) {
+        middle = ik_v3_add(base, ik_v3(j[0], j[1], j[2]));
+        /* |j| is l0 to rounding: j / l0 is bone 0's direction, unit enough for
+           ik_turn_bone3. A bone of length 0 keeps its world rotation, as ik_pose_points
+           keeps it for a segment with no direction. */
+        if (l0 > 1e-300) ik_turn_bone3(c, 0, ik_v3_scale(ik_v3(j[0], j[1], j[2]), 1 / l0));
+        else if (l0 > 0) ik_turn_bone3(c, 0, ik_v3_normalize_or(ik_v3(j[0], j[1], j[2]), ik_dir3(c, 0)));
+        else ik_turn_bone3(c, 0, ik_dir3(c, 0));
+        ik_turn_bone3(c, 1, c->length[1] > 0 ? ik_v3_normalize_or(ik_v3_sub(aim, middle), ik_dir3(c, 1))
+                                             : ik_dir3(c, 1));
+    }
+    out->distance = ik_v3_len(ik_v3_sub(ik_joint3(c, 2), c->target));
+    out->angle_error = 0;
+    out->reached = out->distance <= c->settings.tolerance;
+    return 1;
 }
 
 int ik_two_bone_chain(ik_chain *c, ik_vec3 target)
@@ -5129,6 +5265,62 @@ int ik_aim(ik_chain *c, ik_vec3 target, ik_real *error)
     return iter;
 }
 
+/*
+ * The angle atan2(s, d) (s >= 0) where it is small without atan2: for s / d <= 1e-5,
+ * x - x^3 / 3 is atan(x) to rounding (the next term is x^5 / 5, below 1e-20 x).
+ */
+static ik_real small_angle(ik_real s, ik_real d)
+{
+    ik_real x;
+    if (d > 0 && s <= 1e-5 * d) {
+        x = s / d;
+        return x - x * x * x / 3;
+    }
+    return atan2(s, d);
+}
+
+/*
+ * The lean aim of one bone: one turn points it at the target (its base does not move, and
+ * the turn leaves rounding, about 1e-16), so the loop's second measure is the only one
+ * left. What one turn may not settle goes through the loop above.
+ */
+int ik_aim_lean3(ik_chain *c, ik_vec3 target, ik_result *out)
+{
+    /* An aim has no softness: its aim is the goal. */
+    ik_real tol = c->settings.angle_tolerance, s2, d, error;
+    int iterations = 0, met;
+    ik_vec3 dir = ik_dir3(c, 0), to = ik_v3_tame(ik_v3_sub(target, ik_joint3(c, 0))), cross;
+    /* The loop itself where one turn may not do: a target on the base, weight 0, or a
+       tolerance so small that rounding may leave more. */
+    if ((to.x == 0 && to.y == 0 && to.z == 0) || c->weight[0] == 0 || !(tol >= 1e-12)) {
+        iterations = ik_aim(c, target, &error);
+    } else {
+        cross = ik_v3_cross(dir, to), s2 = ik_v3_dot(cross, cross), d = ik_v3_dot(dir, to);
+        /*
+         * Met already? The angle is atan(x), x = |cross| / d (d > 0); the squares settle it
+         * without a root (|to| is tamed, so they neither overflow nor vanish): x <= tol is
+         * met (atan(x) <= x); x > 2 tol is not, for tol < 0.6 (atan(2 tol) > tol there),
+         * nor is d <= 0 (at least pi / 2); atan2 settles the rest.
+         */
+        if (d > 0 && s2 <= tol * tol * d * d) met = 1;
+        else if (d > 0 ? s2 > 4 * tol * tol * d * d && tol < 0.6 : tol < 1.57) met = 0;
+        else met = atan2(sqrt(s2), d) <= tol;
+        if (met) {
+            error = small_angle(sqrt(s2), d);
+        } else {
+            ik_turn_bone3(c, 0, ik_v3_normalize_or(to, dir));
+            dir = ik_dir3(c, 0);
+            error = small_angle(ik_v3_len(ik_v3_cross(dir, to)), ik_v3_dot(dir, to));
+            iterations = 1;
+            if (error > tol) iterations += ik_aim(c, target, &error);
+        }
+    }
+    out->iterations = iterations;
+    out->angle_error = out->distance = error;
+    out->reached = error <= tol;
+    return iterations > 0;
+}
+
 /* ---- src/goal.c ---- */
 /*
  * goal.c - a chain's goal and the finish around every solve, shared by single solves and
@@ -5325,6 +5517,10 @@ typedef struct solver_desc {
     int measures;    /* leaves the tip's distance from its aim (FABRIK) */
     int batches;     /* ik_solve_many may run it in lanes (FABRIK) */
     int bones;       /* the bones it needs (with an orientation goal, one more); 0: any */
+    /* The whole solve in one pass for a plain 3D chain of lean_bones bones (lean, below);
+       NULL: none. */
+    int (*lean)(ik_chain *c, ik_vec3 target, ik_result *out);
+    int lean_bones;
 } solver_desc;
 
 static int run_fabrik(ik_chain *c, ik_vec3 aim, int m, ik_real *distance, ik_real *aim_error)
@@ -5357,13 +5553,14 @@ static int run_aim(ik_chain *c, ik_vec3 aim, int m, ik_real *distance, ik_real *
     return ik_aim(c, c->target, aim_error);
 }
 
-/* By ik_solver: run, on_points, keeps_twist, aims, closed_form, measures, batches, bones. */
+/* By ik_solver: run, on_points, keeps_twist, aims, closed_form, measures, batches, bones,
+   lean, lean_bones. */
 static const solver_desc SOLVERS[] = {
-    {run_fabrik, 1, 1, 0, 0, 1, 1, 0},   /* IK_SOLVER_FABRIK */
-    {run_ccd, 0, 0, 0, 0, 0, 0, 0},      /* IK_SOLVER_CCD */
-    {run_relax, 1, 1, 0, 0, 0, 0, 0},    /* IK_SOLVER_RELAX */
-    {run_two_bone, 0, 1, 0, 1, 0, 0, 2}, /* IK_SOLVER_TWO_BONE */
-    {run_aim, 0, 0, 1, 0, 0, 0, 0},      /* IK_SOLVER_AIM */
+    {run_fabrik, 1, 1, 0, 0, 1, 1, 0, NULL, 0},                /* IK_SOLVER_FABRIK */
+    {run_ccd, 0, 0, 0, 0, 0, 0, 0, NULL, 0},                   /* IK_SOLVER_CCD */
+    {run_relax, 1, 1, 0, 0, 0, 0, 0, NULL, 0},                 /* IK_SOLVER_RELAX */
+    {run_two_bone, 0, 1, 0, 1, 0, 0, 2, ik_two_bone_lean3, 2}, /* IK_SOLVER_TWO_BONE */
+    {run_aim, 0, 0, 1, 0, 0, 0, 0, ik_aim_lean3, 1},           /* IK_SOLVER_AIM */
 };
 
 /* One solve in progress. */
@@ -5413,6 +5610,16 @@ static void straighten(ik_chain *c, const solve *s, ik_vec3 u)
     for (i = 0; i < s->m; i++) ik_pose_bone(c, i, c->length[i] > 0 ? line : ik_dir_v3(c, i));
     if (s->oriented) ik_pose_bone(c, c->n - 1, u);
     c->stale_from = c->n;
+}
+
+/* *aim eased towards reach from the base (softness > 0); 0 when it stays (on the base). */
+static int soften(const ik_chain *c, ik_vec3 *aim, ik_real reach)
+{
+    ik_vec3 base = ik_joint_v3(c, 0);
+    ik_real d = ik_v3_len(ik_v3_sub(*aim, base));
+    if (!(d > 0)) return 0;
+    *aim = ik_v3_add(base, ik_v3_scale(ik_v3_sub(*aim, base), ik_soft_distance(d, reach, c->settings.softness) / d));
+    return 1;
 }
 
 /*
@@ -5483,14 +5690,7 @@ static void way_in(ik_chain *c, ik_solver solver, solve *s)
     }
     s->aim = s->oriented ? ik_v3_sub(c->target, ik_v3_scale(u, c->length[c->n - 1])) : c->target;
     s->aim_is_goal = !s->oriented;
-    if (!set->stretch && set->softness > 0) {
-        ik_real d = ik_v3_len(ik_v3_sub(s->aim, base));
-        if (d > 0) {
-            s->aim = ik_v3_add(base, ik_v3_scale(ik_v3_sub(s->aim, base),
-                                                 ik_soft_distance(d, reach, set->softness) / d));
-            s->aim_is_goal = 0;
-        }
-    }
+    if (!set->stretch && set->softness > 0 && soften(c, &s->aim, reach)) s->aim_is_goal = 0;
     if (measured && s->aim_is_goal) s->distance = s->met; /* at scale 1, as the solver starts */
     s->run = 1;
 }
@@ -5594,6 +5794,29 @@ static ik_status check_solve(const ik_chain *c, ik_solver solver, const ik_real 
     return check_solver(c, solver);
 }
 
+/*
+ * Whether the lean solve of solver takes c: a 3D chain of its bones with nothing around the
+ * solver (no limits, no orientation goal, mix 1, no max_turn, no stretch) at its own
+ * lengths. Way in and way out then have nothing to do but soften the goal, keep it and
+ * report.
+ */
+static int lean(const ik_chain *c, const solver_desc *desc)
+{
+    const ik_settings *s = &c->settings;
+    return desc->lean && c->dim == 3 && c->n == desc->lean_bones && !c->limited && !c->has_orientation &&
+           s->mix == 1 && s->max_turn == INFINITY && !s->stretch && c->scale == 1;
+}
+
+static void solve_lean(ik_chain *c, const solver_desc *desc, ik_result *out)
+{
+    ik_vec3 aim = c->target;
+    ik_chain_settle(c);
+    ik_chain_fk(c);
+    c->kicked = 0;
+    if (!desc->aims && c->settings.softness > 0) soften(c, &aim, ik_chain_reach_to(c, c->n, NULL));
+    if (desc->lean(c, aim, out)) ik_chain_changed(c);
+}
+
 static ik_status solve_with(ik_chain *c, ik_solver solver, const ik_real *target, ik_result *out)
 {
     solve s;
@@ -5602,6 +5825,10 @@ static ik_status solve_with(ik_chain *c, ik_solver solver, const ik_real *target
     if (target) ik_chain_keep_target(c, target); /* checked above */
     else ik_chain_read_hold(c);
     ik_chain_follow(c);
+    if (lean(c, &SOLVERS[solver])) {
+        solve_lean(c, &SOLVERS[solver], out);
+        return IK_OK;
+    }
     way_in(c, solver, &s);
     if (s.run) run_solver(c, &s);
     way_out(c, &s, out);
@@ -6077,6 +6304,7 @@ ik_rig *ik_rig_create(ik_chain *const *chains, int count, ik_status *status, int
 
 void ik_rig_destroy(ik_rig *rig) { free(rig); }
 
+int ik_rig_chain_count(const ik_rig *rig) { return rig->count; }
 int ik_rig_count(const ik_rig *rig) { return rig->count; }
 
 ik_chain *ik_rig_chain(const ik_rig *rig, int k)

@@ -206,19 +206,25 @@ ik_status ik_two_bone(ik_real l1, ik_real l2, ik_real x, ik_real y, int bend, ik
 
 /*
  * Vector form (no trigonometry), after Inigo Quilez's two-bone IK: the middle joint j for
- * a root at the origin, |j| = r1 always. Same bend meaning and same pose as ik_two_bone
- * for every target, reachable or not.
+ * a root at the origin, |j| = l1 always, the arguments in ik_two_bone's order. Same bend
+ * meaning and same pose as ik_two_bone for every target, reachable or not.
  */
-ik_status ik_two_bone_joint(ik_real x, ik_real y, ik_real r1, ik_real r2, int bend,
-                            ik_real *jx, ik_real *jy, int *reached);
+ik_status ik_two_bone_middle(ik_real l1, ik_real l2, ik_real x, ik_real y, int bend,
+                             ik_real *jx, ik_real *jy, int *reached);
 
 /*
- * 3D vector form: the middle joint for a root at the origin, |joint| = r1 always. It lies in
+ * 3D vector form: the middle joint for a root at the origin, |joint| = l1 always. It lies in
  * the plane of target and pole, on the pole's side of the root->target line. When the pole
  * is zero or along that line, the fallback bend direction is world +y made perpendicular to
  * the line, or world +z when the line is along y. Unreachable: the closest pose (straight,
- * or folded back when r2 > r1), *reached == 0.
+ * or folded back when l2 > l1), *reached == 0.
  */
+ik_status ik_two_bone_middle3(ik_real l1, ik_real l2, const ik_real target[3],
+                              const ik_real pole[3], ik_real joint[3], int *reached);
+
+/* The old names of the two above, with the target before the lengths; kept for old code. */
+ik_status ik_two_bone_joint(ik_real x, ik_real y, ik_real r1, ik_real r2, int bend,
+                            ik_real *jx, ik_real *jy, int *reached);
 ik_status ik_two_bone_joint3(const ik_real target[3], ik_real r1, ik_real r2,
                              const ik_real pole[3], ik_real joint[3], int *reached);
 
@@ -275,7 +281,8 @@ ik_status ik_chain_copy(void *memory, size_t size, const ik_chain *from, ik_chai
  */
 int ik_chain_check(const void *memory, size_t size);
 
-int ik_chain_count(const ik_chain *chain); /* bones */
+int ik_chain_bone_count(const ik_chain *chain);
+int ik_chain_count(const ik_chain *chain); /* the same: the old name, kept */
 int ik_chain_dim(const ik_chain *chain);   /* 2 or 3 */
 /* The sum of the bone lengths. */
 ik_real ik_chain_reach(const ik_chain *chain);
@@ -436,7 +443,8 @@ ik_status ik_gait_foot(const ik_gait *gait, int k, ik_real out[3], int *stepping
 void ik_gait_reset(ik_gait *gait);
 
 /* The factor the last solve scaled every bone by (stretch); 1 when not stretched. */
-ik_real ik_chain_stretch(const ik_chain *chain);
+ik_real ik_chain_stretch_factor(const ik_chain *chain);
+ik_real ik_chain_stretch(const ik_chain *chain); /* the same: the old name, kept */
 
 const ik_settings *ik_chain_settings(const ik_chain *chain);
 /* Validates every field (and the solver against the chain), then copies. */
@@ -565,7 +573,8 @@ ik_status ik_rig_init(void *memory, size_t size, ik_chain *const *chains, int co
 ik_rig *ik_rig_create(ik_chain *const *chains, int count, ik_status *status, int *culprit);
 void ik_rig_destroy(ik_rig *rig);
 
-int ik_rig_count(const ik_rig *rig);
+int ik_rig_chain_count(const ik_rig *rig);
+int ik_rig_count(const ik_rig *rig); /* the same: the old name, kept */
 ik_chain *ik_rig_chain(const ik_rig *rig, int k); /* in the order given; NULL out of range */
 const ik_rig_settings *ik_rig_settings_of(const ik_rig *rig);
 ik_status ik_rig_configure(ik_rig *rig, const ik_rig_settings *settings);

@@ -481,31 +481,50 @@ static int mod_two_bone(lua_State *L)
     return 3;
 }
 
-static int mod_two_bone_joint(lua_State *L)
+/*
+ * The vector forms: the middle joint. The two lengths are arguments l_at and l_at + 1, the
+ * target the others of the first `dim + 2` (ik.two_bone_middle: lengths first; the old
+ * ik.two_bone_joint: target first); each is checked in the order given. The 3D pole follows.
+ */
+static void two_bone_args(lua_State *L, int dim, int l_at, ik_real *l1, ik_real *l2, ik_real target[3])
 {
-    ik_real x = check_real(L, 1), y = check_real(L, 2);
-    ik_real r1 = check_length(L, 3), r2 = check_length(L, 4), jx, jy;
-    int bend = opt_bend(L, 5), reached;
-    check_status(L, ik_two_bone_joint(x, y, r1, r2, bend, &jx, &jy, &reached), 1);
+    int arg, t = 0;
+    for (arg = 1; arg <= dim + 2; arg++) {
+        if (arg == l_at) *l1 = check_length(L, arg);
+        else if (arg == l_at + 1) *l2 = check_length(L, arg);
+        else target[t++] = check_real(L, arg);
+    }
+}
+
+static int two_bone_vector2(lua_State *L, int l_at)
+{
+    ik_real l1 = 0, l2 = 0, target[3], jx, jy;
+    int bend, reached;
+    two_bone_args(L, 2, l_at, &l1, &l2, target);
+    bend = opt_bend(L, 5);
+    check_status(L, ik_two_bone_middle(l1, l2, target[0], target[1], bend, &jx, &jy, &reached), 1);
     lua_pushnumber(L, jx);
     lua_pushnumber(L, jy);
     lua_pushboolean(L, reached);
     return 3;
 }
 
-static int mod_two_bone_joint3(lua_State *L)
+static int two_bone_vector3(lua_State *L, int l_at)
 {
-    ik_real target[3], pole[3], joint[3], r1, r2;
+    ik_real l1 = 0, l2 = 0, target[3], pole[3], joint[3];
     int reached, k;
-    for (k = 0; k < 3; k++) target[k] = check_real(L, 1 + k);
-    r1 = check_length(L, 4);
-    r2 = check_length(L, 5);
+    two_bone_args(L, 3, l_at, &l1, &l2, target);
     for (k = 0; k < 3; k++) pole[k] = check_real(L, 6 + k);
-    check_status(L, ik_two_bone_joint3(target, r1, r2, pole, joint, &reached), 1);
+    check_status(L, ik_two_bone_middle3(l1, l2, target, pole, joint, &reached), 1);
     for (k = 0; k < 3; k++) lua_pushnumber(L, joint[k]);
     lua_pushboolean(L, reached);
     return 4;
 }
+
+static int mod_two_bone_middle(lua_State *L) { return two_bone_vector2(L, 1); }
+static int mod_two_bone_middle3(lua_State *L) { return two_bone_vector3(L, 1); }
+static int mod_two_bone_joint(lua_State *L) { return two_bone_vector2(L, 3); }
+static int mod_two_bone_joint3(lua_State *L) { return two_bone_vector3(L, 4); }
 
 static int mod_soft_distance(lua_State *L)
 {
@@ -712,7 +731,7 @@ static int chain_clone(lua_State *L)
 {
     ik_chain *chain = check_chain(L, 1), *copy;
     size_t size;
-    void *block = new_chain_block(L, ik_chain_dim(chain), ik_chain_count(chain), &size);
+    void *block = new_chain_block(L, ik_chain_dim(chain), ik_chain_bone_count(chain), &size);
     check_status(L, ik_chain_copy(block, size, chain, &copy), 1);
     finish_chain(L, copy);
     if (is_linked(copy)) { /* hangs on the same parent, held by the same chain: keep them alive */
@@ -730,7 +749,7 @@ static int chain_clone(lua_State *L)
 
 static int chain_count(lua_State *L)
 {
-    lua_pushinteger(L, ik_chain_count(check_chain(L, 1)));
+    lua_pushinteger(L, ik_chain_bone_count(check_chain(L, 1)));
     return 1;
 }
 
@@ -749,7 +768,7 @@ static int chain_reach(lua_State *L)
 static int chain_tostring(lua_State *L)
 {
     ik_chain *chain = check_chain(L, 1);
-    int n = ik_chain_count(chain);
+    int n = ik_chain_bone_count(chain);
     lua_pushfstring(L, "ik.chain%dd(%d bone%s)", ik_chain_dim(chain), n, n == 1 ? "" : "s");
     return 1;
 }
@@ -765,20 +784,20 @@ static int push_joint(lua_State *L, ik_chain *chain, int joint)
 static int chain_joint(lua_State *L)
 {
     ik_chain *chain = check_chain(L, 1);
-    return push_joint(L, chain, check_index(L, 2, ik_chain_count(chain) + 1));
+    return push_joint(L, chain, check_index(L, 2, ik_chain_bone_count(chain) + 1));
 }
 
 static int chain_effector(lua_State *L)
 {
     ik_chain *chain = check_chain(L, 1);
-    return push_joint(L, chain, ik_chain_count(chain));
+    return push_joint(L, chain, ik_chain_bone_count(chain));
 }
 
 static int chain_positions(lua_State *L)
 {
     ik_chain *chain = check_chain(L, 1);
     /* The core keeps (n + 1) * 3 within an int. */
-    int m = (ik_chain_count(chain) + 1) * ik_chain_dim(chain), k;
+    int m = (ik_chain_bone_count(chain) + 1) * ik_chain_dim(chain), k;
     const ik_real *p;
     out_table(L, 2, m);
     p = ik_chain_positions(chain);
@@ -794,12 +813,12 @@ static int chain_positions(lua_State *L)
 static int chain_set_points(lua_State *L)
 {
     ik_chain *chain = check_chain(L, 1);
-    int m = (ik_chain_count(chain) + 1) * ik_chain_dim(chain), k;
+    int m = (ik_chain_bone_count(chain) + 1) * ik_chain_dim(chain), k;
     ik_real stack[3 * (STACK_LENGTHS + 1)], *points = stack;
     check_input_table(L, 2);
     if (ik_lua_rawlen(L, 2) != (size_t)m)
         luaL_argerror(L, 2, lua_pushfstring(L, "%d numbers expected (%d joints), got %d", m,
-                                            ik_chain_count(chain) + 1, (int)ik_lua_rawlen(L, 2)));
+                                            ik_chain_bone_count(chain) + 1, (int)ik_lua_rawlen(L, 2)));
     lua_settop(L, 2);
     if (m > 3 * (STACK_LENGTHS + 1)) points = (ik_real *)ik_lua_newuserdata(L, (size_t)m * sizeof(ik_real));
     for (k = 0; k < m; k++) points[k] = check_element(L, 2, k + 1, "coordinate");
@@ -811,7 +830,7 @@ static int chain_length(lua_State *L)
 {
     ik_chain *chain = check_chain(L, 1);
     ik_real length;
-    check_status(L, ik_chain_length(chain, check_index(L, 2, ik_chain_count(chain)), &length), 2);
+    check_status(L, ik_chain_length(chain, check_index(L, 2, ik_chain_bone_count(chain)), &length), 2);
     lua_pushnumber(L, length);
     return 1;
 }
@@ -819,7 +838,7 @@ static int chain_length(lua_State *L)
 static int chain_set_length(lua_State *L)
 {
     ik_chain *chain = check_chain(L, 1);
-    int bone = check_index(L, 2, ik_chain_count(chain));
+    int bone = check_index(L, 2, ik_chain_bone_count(chain));
     check_status(L, ik_chain_set_length(chain, bone, check_real(L, 3)), 3);
     return 0;
 }
@@ -828,7 +847,7 @@ static int chain_weight(lua_State *L)
 {
     ik_chain *chain = check_chain(L, 1);
     ik_real weight;
-    int joint = check_index(L, 2, ik_chain_count(chain) + 1);
+    int joint = check_index(L, 2, ik_chain_bone_count(chain) + 1);
     check_status(L, ik_chain_weight(chain, joint, &weight), 2);
     lua_pushnumber(L, weight);
     return 1;
@@ -837,7 +856,7 @@ static int chain_weight(lua_State *L)
 static int chain_set_weight(lua_State *L)
 {
     ik_chain *chain = check_chain(L, 1);
-    int joint = check_index(L, 2, ik_chain_count(chain) + 1);
+    int joint = check_index(L, 2, ik_chain_bone_count(chain) + 1);
     check_status(L, ik_chain_set_weight(chain, joint, check_real(L, 3)), 3);
     return 0;
 }
@@ -893,7 +912,7 @@ static int chain_angle(lua_State *L)
 {
     ik_chain *chain = check_chain2d(L);
     ik_real angle;
-    check_status(L, ik_chain2d_angle(chain, check_index(L, 2, ik_chain_count(chain)), &angle), 2);
+    check_status(L, ik_chain2d_angle(chain, check_index(L, 2, ik_chain_bone_count(chain)), &angle), 2);
     lua_pushnumber(L, angle);
     return 1;
 }
@@ -901,7 +920,7 @@ static int chain_angle(lua_State *L)
 static int chain_set_angle(lua_State *L)
 {
     ik_chain *chain = check_chain2d(L);
-    int bone = check_index(L, 2, ik_chain_count(chain));
+    int bone = check_index(L, 2, ik_chain_bone_count(chain));
     check_status(L, ik_chain2d_set_angle(chain, bone, check_real(L, 3)), 3);
     return 0;
 }
@@ -910,7 +929,7 @@ static int chain_world_angle(lua_State *L)
 {
     ik_chain *chain = check_chain2d(L);
     ik_real angle;
-    int bone = check_index(L, 2, ik_chain_count(chain));
+    int bone = check_index(L, 2, ik_chain_bone_count(chain));
     check_status(L, ik_chain2d_world_angle(chain, bone, &angle), 2);
     lua_pushnumber(L, angle);
     return 1;
@@ -920,7 +939,7 @@ static int chain_world_angle(lua_State *L)
 static int chain_angles(lua_State *L)
 {
     ik_chain *chain = check_chain(L, 1);
-    int n = ik_chain_count(chain), dim = ik_chain_dim(chain), i, k;
+    int n = ik_chain_bone_count(chain), dim = ik_chain_dim(chain), i, k;
     out_table(L, 2, dim == 2 ? n : 4 * n);
     for (i = 0; i < n; i++) {
         if (dim == 2) {
@@ -948,7 +967,7 @@ static int chain_angles(lua_State *L)
 static int chain_set_angles(lua_State *L)
 {
     ik_chain *chain = check_chain(L, 1);
-    int n = ik_chain_count(chain), dim = ik_chain_dim(chain), per = dim == 2 ? 1 : 4, i, k;
+    int n = ik_chain_bone_count(chain), dim = ik_chain_dim(chain), per = dim == 2 ? 1 : 4, i, k;
     size_t want = (size_t)n * (size_t)per;
     check_input_table(L, 2);
     if (ik_lua_rawlen(L, 2) != want)
@@ -1002,14 +1021,14 @@ static int chain_rotation(lua_State *L)
 {
     ik_chain *chain = check_chain3d(L);
     ik_real q[4];
-    check_status(L, ik_chain3d_rotation(chain, check_index(L, 2, ik_chain_count(chain)), q), 2);
+    check_status(L, ik_chain3d_rotation(chain, check_index(L, 2, ik_chain_bone_count(chain)), q), 2);
     return push_quat(L, q);
 }
 
 static int chain_set_rotation(lua_State *L)
 {
     ik_chain *chain = check_chain3d(L);
-    int bone = check_index(L, 2, ik_chain_count(chain));
+    int bone = check_index(L, 2, ik_chain_bone_count(chain));
     ik_real q[4];
     check_quat(L, 3, q);
     check_status(L, ik_chain3d_set_rotation(chain, bone, q), 3);
@@ -1020,7 +1039,7 @@ static int chain_world_rotation(lua_State *L)
 {
     ik_chain *chain = check_chain3d(L);
     ik_real q[4];
-    int bone = check_index(L, 2, ik_chain_count(chain));
+    int bone = check_index(L, 2, ik_chain_bone_count(chain));
     check_status(L, ik_chain3d_world_rotation(chain, bone, q), 2);
     return push_quat(L, q);
 }
@@ -1043,7 +1062,7 @@ static ik_real opt_bound(lua_State *L, int arg, ik_real def)
 static int chain_set_limit(lua_State *L)
 {
     ik_chain *chain = check_chain2d(L);
-    int bone = check_index(L, 2, ik_chain_count(chain));
+    int bone = check_index(L, 2, ik_chain_bone_count(chain));
     ik_real min = check_bound(L, 3), max = check_bound(L, 4);
     /* Both bounds are in range: what is left is min > max, blamed on min. */
     check_status(L, ik_chain2d_set_limit(chain, bone, min, max), 3);
@@ -1058,7 +1077,7 @@ static int chain_set_limit(lua_State *L)
 static int chain_limit(lua_State *L)
 {
     ik_chain *chain = check_chain(L, 1);
-    int bone = check_index(L, 2, ik_chain_count(chain)), k;
+    int bone = check_index(L, 2, ik_chain_bone_count(chain)), k;
     if (ik_chain_dim(chain) == 2) {
         ik_real min, max;
         int has;
@@ -1089,7 +1108,7 @@ static int chain_limit(lua_State *L)
 static int chain_set_hinge(lua_State *L)
 {
     ik_chain *chain = check_chain3d(L);
-    int bone = check_index(L, 2, ik_chain_count(chain)), k;
+    int bone = check_index(L, 2, ik_chain_bone_count(chain)), k;
     ik_real axis[3], min, max;
     ik_status status;
     for (k = 0; k < 3; k++) axis[k] = check_real(L, 3 + k);
@@ -1103,7 +1122,7 @@ static int chain_set_hinge(lua_State *L)
 static int chain_set_cone(lua_State *L)
 {
     ik_chain *chain = check_chain3d(L);
-    int bone = check_index(L, 2, ik_chain_count(chain));
+    int bone = check_index(L, 2, ik_chain_bone_count(chain));
     check_status(L, ik_chain3d_set_cone(chain, bone, check_real(L, 3)), 3);
     return 0;
 }
@@ -1111,7 +1130,7 @@ static int chain_set_cone(lua_State *L)
 static int chain_set_twist(lua_State *L)
 {
     ik_chain *chain = check_chain3d(L);
-    int bone = check_index(L, 2, ik_chain_count(chain));
+    int bone = check_index(L, 2, ik_chain_bone_count(chain));
     ik_real min = check_bound(L, 3), max = check_bound(L, 4);
     check_status(L, ik_chain3d_set_twist(chain, bone, min, max), 3);
     return 0;
@@ -1120,13 +1139,13 @@ static int chain_set_twist(lua_State *L)
 static int chain_clear_limit(lua_State *L)
 {
     ik_chain *chain = check_chain(L, 1);
-    check_status(L, ik_chain_clear_limit(chain, check_index(L, 2, ik_chain_count(chain))), 2);
+    check_status(L, ik_chain_clear_limit(chain, check_index(L, 2, ik_chain_bone_count(chain))), 2);
     return 0;
 }
 
 static int chain_stretch_factor(lua_State *L)
 {
-    lua_pushnumber(L, ik_chain_stretch(check_chain(L, 1)));
+    lua_pushnumber(L, ik_chain_stretch_factor(check_chain(L, 1)));
     return 1;
 }
 
@@ -1535,7 +1554,7 @@ static void solve_many_core_checks(lua_State *L, ik_chain *chain, int k, int dim
         int has_orientation = 0;
         if (dim == 2) ik_chain2d_target_angle(chain, t, &has_orientation);
         else ik_chain3d_target_rotation(chain, t, &has_orientation);
-        if (ik_chain_count(chain) != (has_orientation ? 3 : 2))
+        if (ik_chain_bone_count(chain) != (has_orientation ? 3 : 2))
             luaL_argerror(L, 1, lua_pushfstring(L, "chain %d: %s", k, ik_status_string(IK_ERR_NOT_TWO_BONE)));
     }
     if (has_targets && ik_chain_tip_parent(chain, NULL, NULL))
@@ -1621,7 +1640,7 @@ static int chain_attach(lua_State *L)
     ik_status status;
     if (ik_chain_dim(parent) != dim)
         luaL_argerror(L, 2, lua_pushfstring(L, "a %dD chain expected (this one is %dD)", dim, ik_chain_dim(parent)));
-    joint = check_index(L, 3, ik_chain_count(parent) + 1);
+    joint = check_index(L, 3, ik_chain_bone_count(parent) + 1);
     if (dim == 2) {
         angle = opt_real(L, 4, 0);
         check_no_more(L, 5, "no value expected (a 2D offset is one angle)");
@@ -1673,7 +1692,7 @@ static int chain_attach_tip(lua_State *L)
     if (ik_chain_dim(other) != dim)
         luaL_argerror(L, 2, lua_pushfstring(L, "a %dD chain expected (this one is %dD)", dim, ik_chain_dim(other)));
     if (other == chain) luaL_argerror(L, 2, ik_status_string(IK_ERR_SELF));
-    joint = check_index(L, 3, ik_chain_count(other) + 1);
+    joint = check_index(L, 3, ik_chain_bone_count(other) + 1);
     for (d = 0; d < dim; d++) given |= !lua_isnoneornil(L, 4 + d);
     for (d = 0; d < dim && given; d++) offset[d] = check_coord(L, 4 + d);
     check_no_more(L, 4 + dim, dim == 2 ? "no value expected (a 2D offset is dx, dy)"
@@ -1750,21 +1769,21 @@ static int mod_rig(lua_State *L)
 
 static int rig_count(lua_State *L)
 {
-    lua_pushinteger(L, ik_rig_count(check_rig(L, 1)));
+    lua_pushinteger(L, ik_rig_chain_count(check_rig(L, 1)));
     return 1;
 }
 
 static int rig_tostring(lua_State *L)
 {
     ik_rig *rig = check_rig(L, 1);
-    lua_pushfstring(L, "ik.rig(%d chain%s)", ik_rig_count(rig), ik_rig_count(rig) == 1 ? "" : "s");
+    lua_pushfstring(L, "ik.rig(%d chain%s)", ik_rig_chain_count(rig), ik_rig_chain_count(rig) == 1 ? "" : "s");
     return 1;
 }
 
 static int rig_chain(lua_State *L)
 {
     ik_rig *rig = check_rig(L, 1);
-    int k = check_index(L, 2, ik_rig_count(rig));
+    int k = check_index(L, 2, ik_rig_chain_count(rig));
     ik_lua_getkept(L, 1);
     lua_rawgeti(L, -1, k + 1);
     return 1;
@@ -1857,7 +1876,7 @@ static const ffi_api the_ffi_api = {
     ik_chain_solve, ik_chain_solve_fabrik, ik_chain_solve_ccd, ik_chain_solve_relax,
     ik_chain_solve_two_bone, ik_chain_solve_aim, ik_chain_positions, ik_chain2d_angle,
     ik_chain2d_world_angle, ik_chain2d_set_angle, ik_chain3d_rotation, ik_chain3d_world_rotation,
-    ik_chain_set_target, ik_chain_count, ik_chain_dim, ik_rig_solve, ik_two_bone, ik_solve_many,
+    ik_chain_set_target, ik_chain_bone_count, ik_chain_dim, ik_rig_solve, ik_two_bone, ik_solve_many,
     ik_chain_update
 };
 
@@ -2154,6 +2173,7 @@ static const luaL_Reg chain_metamethods[] = {
 
 static const luaL_Reg rig_methods[] = {
     {"count", rig_count},
+    {"chain_count", rig_count},
     {"chain", rig_chain},
     {"configure", rig_configure},
     {"settings", rig_settings},
@@ -2184,6 +2204,8 @@ static const luaL_Reg rig_metamethods[] = {
 static const luaL_Reg module_functions[] = {
     {"two_bone", mod_two_bone},
     {"two_bone_joint", mod_two_bone_joint},
+    {"two_bone_middle", mod_two_bone_middle},
+    {"two_bone_middle3", mod_two_bone_middle3},
     {"two_bone_joint3", mod_two_bone_joint3},
     {"soft_distance", mod_soft_distance},
     {"chain2d", mod_chain2d},

@@ -1156,7 +1156,14 @@ local function check_stateless(kind, ret, args)
         end
         if ret[1] < 0 then return "negative: " .. show(ret[1]) end
     else
-        local dim = kind == "joint3" and 3 or 2
+        local dim = (kind == "joint3" or kind == "middle3") and 3 or 2
+        if kind == "middle2" or kind == "middle3" then
+            -- the lengths first (two_bone_middle): checked in the old order
+            local old = { n = dim + 2 }
+            for k = 1, dim do old[k] = args[k + 2] end
+            old[dim + 1], old[dim + 2] = args[1], args[2]
+            args = old
+        end
         if ret.n ~= dim + 1 then return "returned " .. ret.n .. " values" end
         local r1, r2 = args[dim + 1], args[dim + 2]
         -- the solve divides by the largest input: r1 may be lost in its rounding
@@ -1296,6 +1303,10 @@ M.OPS = {
         shape = two_bone_shape(3, 1, 2) },
     { name = "two_bone_joint3", args = { "real", "real", "real", "nonneg", "nonneg", "real", "real", "real" },
         result = "joint3", shape = two_bone_shape(4, 1, 3) },
+    { name = "two_bone_middle", args = { "nonneg", "nonneg", "real", "real", "?bend" }, result = "middle2",
+        shape = two_bone_shape(1, 3, 2) },
+    { name = "two_bone_middle3", args = { "nonneg", "nonneg", "real", "real", "real", "real", "real", "real" },
+        result = "middle3", shape = two_bone_shape(1, 3, 3) },
     { name = "soft_distance", args = { "nonneg", "nonneg", "nonneg" }, result = "soft" },
     -- construction
     { name = "chain2d", args = { "lengths", "?coord", "?coord", "?angle" }, no_more = 5, no_more_first = true,
@@ -1518,6 +1529,7 @@ M.OPS = {
 
     -- rigs
     { name = "count", key = "rig:count", self = "rig", args = {}, post = "rig_count" },
+    { name = "chain_count", key = "rig:chain_count", self = "rig", args = {}, post = "rig_count" },
     { name = "__len", key = "rig:__len", self = "rig", args = {}, syntax = "len", post = "rig_count" },
     { name = "__tostring", key = "rig:__tostring", self = "rig", args = {}, syntax = "tostring",
         post = "rig_tostring" },

@@ -84,3 +84,59 @@ int ik_aim(ik_chain *c, ik_vec3 target, ik_real *error)
     }
     return iter;
 }
+
+/*
+ * The angle atan2(s, d) (s >= 0) where it is small without atan2: for s / d <= 1e-5,
+ * x - x^3 / 3 is atan(x) to rounding (the next term is x^5 / 5, below 1e-20 x).
+ */
+static ik_real small_angle(ik_real s, ik_real d)
+{
+    ik_real x;
+    if (d > 0 && s <= 1e-5 * d) {
+        x = s / d;
+        return x - x * x * x / 3;
+    }
+    return atan2(s, d);
+}
+
+/*
+ * The lean aim of one bone: one turn points it at the target (its base does not move, and
+ * the turn leaves rounding, about 1e-16), so the loop's second measure is the only one
+ * left. What one turn may not settle goes through the loop above.
+ */
+int ik_aim_lean3(ik_chain *c, ik_vec3 target, ik_result *out)
+{
+    /* An aim has no softness: its aim is the goal. */
+    ik_real tol = c->settings.angle_tolerance, s2, d, error;
+    int iterations = 0, met;
+    ik_vec3 dir = ik_dir3(c, 0), to = ik_v3_tame(ik_v3_sub(target, ik_joint3(c, 0))), cross;
+    /* The loop itself where one turn may not do: a target on the base, weight 0, or a
+       tolerance so small that rounding may leave more. */
+    if ((to.x == 0 && to.y == 0 && to.z == 0) || c->weight[0] == 0 || !(tol >= 1e-12)) {
+        iterations = ik_aim(c, target, &error);
+    } else {
+        cross = ik_v3_cross(dir, to), s2 = ik_v3_dot(cross, cross), d = ik_v3_dot(dir, to);
+        /*
+         * Met already? The angle is atan(x), x = |cross| / d (d > 0); the squares settle it
+         * without a root (|to| is tamed, so they neither overflow nor vanish): x <= tol is
+         * met (atan(x) <= x); x > 2 tol is not, for tol < 0.6 (atan(2 tol) > tol there),
+         * nor is d <= 0 (at least pi / 2); atan2 settles the rest.
+         */
+        if (d > 0 && s2 <= tol * tol * d * d) met = 1;
+        else if (d > 0 ? s2 > 4 * tol * tol * d * d && tol < 0.6 : tol < 1.57) met = 0;
+        else met = atan2(sqrt(s2), d) <= tol;
+        if (met) {
+            error = small_angle(sqrt(s2), d);
+        } else {
+            ik_turn_bone3(c, 0, ik_v3_normalize_or(to, dir));
+            dir = ik_dir3(c, 0);
+            error = small_angle(ik_v3_len(ik_v3_cross(dir, to)), ik_v3_dot(dir, to));
+            iterations = 1;
+            if (error > tol) iterations += ik_aim(c, target, &error);
+        }
+    }
+    out->iterations = iterations;
+    out->angle_error = out->distance = error;
+    out->reached = error <= tol;
+    return iterations > 0;
+}

@@ -306,6 +306,7 @@ int ik_chain_check(const void *memory, size_t size)
            c->limit == (const ik_limit *)((const unsigned char *)c + HEADER_SIZE);
 }
 
+int ik_chain_bone_count(const ik_chain *chain) { return chain->n; }
 int ik_chain_count(const ik_chain *chain) { return chain->n; }
 int ik_chain_dim(const ik_chain *chain) { return chain->dim; }
 ik_real ik_chain_reach(const ik_chain *chain) { return chain->reach; }
@@ -878,6 +879,7 @@ ik_status ik_chain3d_world_rotation(ik_chain *c, int bone, ik_real out[4])
 
 const ik_settings *ik_chain_settings(const ik_chain *c) { return &c->settings; }
 
+ik_real ik_chain_stretch_factor(const ik_chain *c) { return c->scale; }
 ik_real ik_chain_stretch(const ik_chain *c) { return c->scale; }
 
 ik_status ik_chain_configure(ik_chain *c, const ik_settings *settings)

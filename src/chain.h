@@ -395,6 +395,26 @@ void ik_pose_bone_rot(ik_chain *chain, int i, ik_quat world);
  * from last on are left stale.
  */
 void ik_pose_points(ik_chain *chain, const ik_real *points, int first, int last);
+/*
+ * Bone i of a 3D chain, unlimited, turned onto direction u by the smallest turn from its
+ * direction now (its twist kept), as ik_pose_bone does with fewer roundings and products:
+ * the world rotation normalised once and kept as the bone's, the local one derived from it
+ * and pulled back to unit length to first order (as ik_chain_fk_bone does); the direction
+ * and joint i + 1 from the world rotation. The world data of the bones before it must be
+ * current. For the lean solves of plain chains (solve.c).
+ */
+static IK_ALWAYS_INLINE void ik_turn_bone3(ik_chain *c, int i, ik_vec3 u)
+{
+    ik_quat parent = i == 0 ? c->base_rot : c->wrot[i - 1];
+    ik_quat world = ik_q_unit(ik_q_mul(ik_q_turn(ik_dir3(c, i), u), c->wrot[i]));
+    ik_quat local = ik_q_mul(ik_q_conj(parent), world);
+    ik_real k = (3 - (local.w * local.w + local.x * local.x + local.y * local.y + local.z * local.z)) / 2;
+    ik_vec3 dir = ik_q_x_axis(world);
+    c->rot[i] = ik_q(local.w * k, local.x * k, local.y * k, local.z * k);
+    c->wrot[i] = world;
+    ik_v3_store(ik_dir(c, i), dir);
+    ik_v3_store(ik_joint(c, i + 1), ik_v3_add(ik_joint3(c, i), ik_v3_scale(dir, c->length[i] * c->scale)));
+}
 
 /* ---- sweep.c ---- */
 
@@ -475,6 +495,15 @@ int ik_aim(ik_chain *chain, ik_vec3 target, ik_real *error);
 /* The angle between the tip bone and the line from its base to target (0 without one);
    the chain must not be pose_behind. */
 ik_real ik_aim_error(const ik_chain *chain, ik_vec3 target);
+/*
+ * The lean solves of a plain 3D chain (solve.c says which: no limits, no orientation goal,
+ * mix 1, no max_turn or stretch; current, at its own lengths): the whole solve in one pass
+ * towards aim (the goal, softened), the same pose as the solver's to rounding. Each fills
+ * out (iterations, distance from the goal or angle error, reached) and returns nonzero when
+ * it moved the chain.
+ */
+int ik_two_bone_lean3(ik_chain *chain, ik_vec3 aim, ik_result *out); /* 2 bones */
+int ik_aim_lean3(ik_chain *chain, ik_vec3 aim, ik_result *out);      /* 1 bone */
 
 /*
  * FABRIK's passes, for the rig: backward over bones hi-1 down to lo with joint hi placed

@@ -16,7 +16,10 @@
 #if defined(__GNUC__) || defined(__clang__)
 #define IK_ALWAYS_INLINE inline __attribute__((always_inline))
 #define IK_NOINLINE __attribute__((noinline))
+/* A header's rarely taken path, kept out of the inlined callers (unused in some files). */
+#define IK_OUT_OF_LINE __attribute__((noinline, unused))
 #else
+#define IK_OUT_OF_LINE inline
 #define IK_ALWAYS_INLINE inline
 #define IK_NOINLINE
 #endif
@@ -186,18 +189,29 @@ static inline ik_vec3 ik_v3_tame(ik_vec3 a)
     return a;
 }
 
-/* a / |a|, or fallback when a is zero; finite for every finite a. */
-static inline ik_vec3 ik_v3_normalize_or(ik_vec3 a, ik_vec3 fallback)
+/* ik_v3_normalize_or for vectors near 0 or beyond 1e150. */
+static IK_OUT_OF_LINE ik_vec3 ik_v3_normalize_slow(ik_vec3 a, ik_vec3 fallback)
 {
-    ik_real d = ik_v3_dot(a, a), len;
-    if (d < 1e300 && d > 1e-300) { /* the fast path: one square root, one division */
-        ik_real inv = 1 / sqrt(d);
-        return ik_v3(a.x * inv, a.y * inv, a.z * inv);
-    }
+    ik_real len;
     a = ik_v3_tame(a);
     len = ik_v3_len(a);
     if (!(len > 0.0)) return fallback;
     return ik_v3(a.x / len, a.y / len, a.z / len);
+}
+
+/*
+ * a / |a|, or fallback when a is zero; finite for every finite a. Always inlined (GCC kept
+ * a called copy in every file, its vectors passed through memory: a fifth of a 3D two-bone
+ * solve); the rare slow path is not.
+ */
+static IK_ALWAYS_INLINE ik_vec3 ik_v3_normalize_or(ik_vec3 a, ik_vec3 fallback)
+{
+    ik_real d = ik_v3_dot(a, a);
+    if (d < 1e300 && d > 1e-300) { /* the fast path: one square root, one division */
+        ik_real inv = 1 / sqrt(d);
+        return ik_v3(a.x * inv, a.y * inv, a.z * inv);
+    }
+    return ik_v3_normalize_slow(a, fallback);
 }
 
 /* A unit vector perpendicular to unit u: u x e, e the axis u leans on least. */
@@ -261,7 +275,7 @@ static inline ik_vec3 ik_q_x_axis(ik_quat q)
  */
 static inline ik_quat ik_q_from_to(ik_vec3 a, ik_vec3 b)
 {
-    ik_real d = ik_v3_dot(a, b), s, half, k;
+    ik_real d = ik_v3_dot(a, b), s, sin_half, cos_half, k;
     ik_vec3 axis = ik_v3_cross(a, b);
     if (d > -0.5) return ik_q_normalize(ik_q(1 + d, axis.x, axis.y, axis.z));
     /*
@@ -280,9 +294,38 @@ static inline ik_quat ik_q_from_to(ik_vec3 a, ik_vec3 b)
         axis = ik_v3_any_perpendicular(a);
         return ik_q(0, axis.x, axis.y, axis.z);
     }
-    half = atan2(ik_v3_len(ik_v3_cross(a, b)), d) / 2;
-    k = sin(half) / s;
-    return ik_q(cos(half), axis.x * k, axis.y * k, axis.z * k);
+    /*
+     * The half angle's sine from 1 - d (at least 1.5 here: no cancellation), its cosine
+     * from sin(angle) = |a x b| = 2 sin(half) cos(half), which is exact for small |a x b|
+     * where (1 + d) would cancel; no trigonometric call.
+     */
+    sin_half = sqrt((1 - d) / 2);
+    cos_half = ik_v3_len(ik_v3_cross(a, b)) / (2 * sin_half);
+    k = sin_half / s;
+    return ik_q(cos_half, axis.x * k, axis.y * k, axis.z * k);
+}
+
+/*
+ * The turn from unit a to unit b as ik_q_from_to gives it, but not brought to unit length
+ * (its length is sqrt(2 (1 + a.b))): for a product that is normalised after, which saves
+ * a square root and four divisions. Nearly opposite vectors take ik_q_from_to's careful way.
+ */
+static inline ik_quat ik_q_turn(ik_vec3 a, ik_vec3 b)
+{
+    ik_real d = ik_v3_dot(a, b);
+    ik_vec3 axis = ik_v3_cross(a, b);
+    if (d > -0.5) return ik_q(1 + d, axis.x, axis.y, axis.z);
+    return ik_q_from_to(a, b);
+}
+
+/* q / |q| by one division, for a q of length about 1 (within 1e-150 to 1e150); otherwise
+   as ik_q_normalize. */
+static inline ik_quat ik_q_unit(ik_quat q)
+{
+    ik_real d = q.w * q.w + q.x * q.x + q.y * q.y + q.z * q.z, inv;
+    if (!(d < 1e300 && d > 1e-300)) return ik_q_normalize(q);
+    inv = 1 / sqrt(d);
+    return ik_q(q.w * inv, q.x * inv, q.y * inv, q.z * inv);
 }
 
 /* The fraction t of the rotation q (w >= 0): same axis, t times the angle (a slerp). */

@@ -338,6 +338,7 @@ ik_rig *ik_rig_create(ik_chain *const *chains, int count, ik_status *status, int
 
 void ik_rig_destroy(ik_rig *rig) { free(rig); }
 
+int ik_rig_chain_count(const ik_rig *rig) { return rig->count; }
 int ik_rig_count(const ik_rig *rig) { return rig->count; }
 
 ik_chain *ik_rig_chain(const ik_rig *rig, int k)

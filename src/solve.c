@@ -49,6 +49,10 @@ typedef struct solver_desc {
     int measures;    /* leaves the tip's distance from its aim (FABRIK) */
     int batches;     /* ik_solve_many may run it in lanes (FABRIK) */
     int bones;       /* the bones it needs (with an orientation goal, one more); 0: any */
+    /* The whole solve in one pass for a plain 3D chain of lean_bones bones (lean, below);
+       NULL: none. */
+    int (*lean)(ik_chain *c, ik_vec3 target, ik_result *out);
+    int lean_bones;
 } solver_desc;
 
 static int run_fabrik(ik_chain *c, ik_vec3 aim, int m, ik_real *distance, ik_real *aim_error)
@@ -81,13 +85,14 @@ static int run_aim(ik_chain *c, ik_vec3 aim, int m, ik_real *distance, ik_real *
     return ik_aim(c, c->target, aim_error);
 }
 
-/* By ik_solver: run, on_points, keeps_twist, aims, closed_form, measures, batches, bones. */
+/* By ik_solver: run, on_points, keeps_twist, aims, closed_form, measures, batches, bones,
+   lean, lean_bones. */
 static const solver_desc SOLVERS[] = {
-    {run_fabrik, 1, 1, 0, 0, 1, 1, 0},   /* IK_SOLVER_FABRIK */
-    {run_ccd, 0, 0, 0, 0, 0, 0, 0},      /* IK_SOLVER_CCD */
-    {run_relax, 1, 1, 0, 0, 0, 0, 0},    /* IK_SOLVER_RELAX */
-    {run_two_bone, 0, 1, 0, 1, 0, 0, 2}, /* IK_SOLVER_TWO_BONE */
-    {run_aim, 0, 0, 1, 0, 0, 0, 0},      /* IK_SOLVER_AIM */
+    {run_fabrik, 1, 1, 0, 0, 1, 1, 0, NULL, 0},                /* IK_SOLVER_FABRIK */
+    {run_ccd, 0, 0, 0, 0, 0, 0, 0, NULL, 0},                   /* IK_SOLVER_CCD */
+    {run_relax, 1, 1, 0, 0, 0, 0, 0, NULL, 0},                 /* IK_SOLVER_RELAX */
+    {run_two_bone, 0, 1, 0, 1, 0, 0, 2, ik_two_bone_lean3, 2}, /* IK_SOLVER_TWO_BONE */
+    {run_aim, 0, 0, 1, 0, 0, 0, 0, ik_aim_lean3, 1},           /* IK_SOLVER_AIM */
 };
 
 /* One solve in progress. */
@@ -137,6 +142,16 @@ static void straighten(ik_chain *c, const solve *s, ik_vec3 u)
     for (i = 0; i < s->m; i++) ik_pose_bone(c, i, c->length[i] > 0 ? line : ik_dir_v3(c, i));
     if (s->oriented) ik_pose_bone(c, c->n - 1, u);
     c->stale_from = c->n;
+}
+
+/* *aim eased towards reach from the base (softness > 0); 0 when it stays (on the base). */
+static int soften(const ik_chain *c, ik_vec3 *aim, ik_real reach)
+{
+    ik_vec3 base = ik_joint_v3(c, 0);
+    ik_real d = ik_v3_len(ik_v3_sub(*aim, base));
+    if (!(d > 0)) return 0;
+    *aim = ik_v3_add(base, ik_v3_scale(ik_v3_sub(*aim, base), ik_soft_distance(d, reach, c->settings.softness) / d));
+    return 1;
 }
 
 /*
@@ -207,14 +222,7 @@ static void way_in(ik_chain *c, ik_solver solver, solve *s)
     }
     s->aim = s->oriented ? ik_v3_sub(c->target, ik_v3_scale(u, c->length[c->n - 1])) : c->target;
     s->aim_is_goal = !s->oriented;
-    if (!set->stretch && set->softness > 0) {
-        ik_real d = ik_v3_len(ik_v3_sub(s->aim, base));
-        if (d > 0) {
-            s->aim = ik_v3_add(base, ik_v3_scale(ik_v3_sub(s->aim, base),
-                                                 ik_soft_distance(d, reach, set->softness) / d));
-            s->aim_is_goal = 0;
-        }
-    }
+    if (!set->stretch && set->softness > 0 && soften(c, &s->aim, reach)) s->aim_is_goal = 0;
     if (measured && s->aim_is_goal) s->distance = s->met; /* at scale 1, as the solver starts */
     s->run = 1;
 }
@@ -318,6 +326,29 @@ static ik_status check_solve(const ik_chain *c, ik_solver solver, const ik_real 
     return check_solver(c, solver);
 }
 
+/*
+ * Whether the lean solve of solver takes c: a 3D chain of its bones with nothing around the
+ * solver (no limits, no orientation goal, mix 1, no max_turn, no stretch) at its own
+ * lengths. Way in and way out then have nothing to do but soften the goal, keep it and
+ * report.
+ */
+static int lean(const ik_chain *c, const solver_desc *desc)
+{
+    const ik_settings *s = &c->settings;
+    return desc->lean && c->dim == 3 && c->n == desc->lean_bones && !c->limited && !c->has_orientation &&
+           s->mix == 1 && s->max_turn == INFINITY && !s->stretch && c->scale == 1;
+}
+
+static void solve_lean(ik_chain *c, const solver_desc *desc, ik_result *out)
+{
+    ik_vec3 aim = c->target;
+    ik_chain_settle(c);
+    ik_chain_fk(c);
+    c->kicked = 0;
+    if (!desc->aims && c->settings.softness > 0) soften(c, &aim, ik_chain_reach_to(c, c->n, NULL));
+    if (desc->lean(c, aim, out)) ik_chain_changed(c);
+}
+
 static ik_status solve_with(ik_chain *c, ik_solver solver, const ik_real *target, ik_result *out)
 {
     solve s;
@@ -326,6 +357,10 @@ static ik_status solve_with(ik_chain *c, ik_solver solver, const ik_real *target
     if (target) ik_chain_keep_target(c, target); /* checked above */
     else ik_chain_read_hold(c);
     ik_chain_follow(c);
+    if (lean(c, &SOLVERS[solver])) {
+        solve_lean(c, &SOLVERS[solver], out);
+        return IK_OK;
+    }
     way_in(c, solver, &s);
     if (s.run) run_solver(c, &s);
     way_out(c, &s, out);

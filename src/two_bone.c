@@ -139,7 +139,7 @@ ik_status ik_two_bone_joint(ik_real x, ik_real y, ik_real r1, ik_real r2, int be
 ik_status ik_two_bone_joint3(const ik_real target[3], ik_real r1, ik_real r2,
                              const ik_real pole[3], ik_real joint[3], int *reached)
 {
-    ik_real m, h, len, w, along, across;
+    ik_real m, inv, h, len, w, along, across;
     ik_vec3 p, axis, bend, j, zero = ik_v3(0, 0, 0);
     int side, k;
     for (k = 0; k < 3; k++)
@@ -153,8 +153,15 @@ ik_status ik_two_bone_joint3(const ik_real target[3], ik_real r1, ik_real r2,
         *reached = 1;
         return IK_OK;
     }
-    r1 /= m, r2 /= m;
-    p = ik_v3(target[0] / m, target[1] / m, target[2] / m);
+    /* In units of m: by one division where 1 / m is exact to rounding, else by three. */
+    if (m > 1e-300 && m < 1e300) {
+        inv = 1 / m;
+        r1 *= inv, r2 *= inv;
+        p = ik_v3(target[0] * inv, target[1] * inv, target[2] * inv);
+    } else {
+        r1 /= m, r2 /= m;
+        p = ik_v3(target[0] / m, target[1] / m, target[2] / m);
+    }
     h = ik_v3_dot(p, p);
     side = ring_side(h, r1, r2);
     *reached = side == 0;
@@ -166,21 +173,30 @@ ik_status ik_two_bone_joint3(const ik_real target[3], ik_real r1, ik_real r2,
      * the pole itself (or +y), and the joint goes there.
      */
     axis = ik_v3_normalize_or(p, zero);
-    bend = ik_v3_normalize_or(ik_v3(pole[0], pole[1], pole[2]), zero);
+    bend = ik_v3(pole[0], pole[1], pole[2]);
+    /* A pole of unit length already (a chain's, stored normalised) is taken as it is. */
+    if (!(fabs(ik_v3_dot(bend, bend) - 1) < 1e-12)) bend = ik_v3_normalize_or(bend, zero);
     bend = ik_v3_sub(bend, ik_v3_scale(axis, ik_v3_dot(bend, axis)));
-    if (!(ik_v3_len(bend) > 1e-12)) {
-        bend = ik_v3_sub(ik_v3(0, 1, 0), ik_v3_scale(axis, axis.y));
-        if (!(ik_v3_len(bend) > 1e-12)) bend = ik_v3_sub(ik_v3(0, 0, 1), ik_v3_scale(axis, axis.z));
+    across = ik_v3_dot(bend, bend);
+    if (across > 0.01) {
+        /* A pole at least 0.1 off the axis: the part along it left is below 1e-15. */
+        bend = ik_v3_scale(bend, 1 / sqrt(across));
+    } else {
+        if (!(ik_v3_len(bend) > 1e-12)) {
+            bend = ik_v3_sub(ik_v3(0, 1, 0), ik_v3_scale(axis, axis.y));
+            if (!(ik_v3_len(bend) > 1e-12)) bend = ik_v3_sub(ik_v3(0, 0, 1), ik_v3_scale(axis, axis.z));
+        }
+        bend = ik_v3_normalize_or(bend, ik_v3(0, 1, 0));
+        /*
+         * Made perpendicular once more: for a pole nearly along the axis the subtraction
+         * above cancels, leaving a part along the axis of about 1e-16 / |the part across|
+         * (1e-6 for a pole 1e-10 off the axis), and |joint| would miss r1 by as much.
+         */
+        bend = ik_v3_normalize_or(ik_v3_sub(bend, ik_v3_scale(axis, ik_v3_dot(bend, axis))), bend);
     }
-    bend = ik_v3_normalize_or(bend, ik_v3(0, 1, 0));
-    /*
-     * Made perpendicular once more: for a pole nearly along the axis the subtraction above
-     * cancels, leaving a part along the axis of about 1e-16 / |the part across| (1e-6 for a
-     * pole 1e-10 off the axis), and |joint| would miss r1 by as much.
-     */
-    bend = ik_v3_normalize_or(ik_v3_sub(bend, ik_v3_scale(axis, ik_v3_dot(bend, axis))), bend);
 
-    len = ik_v3_len(p); /* not sqrt(h): h is 0 for |p| below 1e-162 (as in 2D) */
+    /* |p| as p.axis: not sqrt(h), which is 0 for |p| below 1e-162 (as in 2D). */
+    len = ik_v3_dot(p, axis);
     w = h + r1 * r1 - r2 * r2;
     if (len == 0) {
         j = ik_v3_scale(bend, r1);
@@ -197,6 +213,18 @@ ik_status ik_two_bone_joint3(const ik_real target[3], ik_real r1, ik_real r2,
     }
     joint[0] = j.x * m, joint[1] = j.y * m, joint[2] = j.z * m;
     return IK_OK;
+}
+
+ik_status ik_two_bone_middle(ik_real l1, ik_real l2, ik_real x, ik_real y, int bend,
+                             ik_real *jx, ik_real *jy, int *reached)
+{
+    return ik_two_bone_joint(x, y, l1, l2, bend, jx, jy, reached);
+}
+
+ik_status ik_two_bone_middle3(ik_real l1, ik_real l2, const ik_real target[3],
+                              const ik_real pole[3], ik_real joint[3], int *reached)
+{
+    return ik_two_bone_joint3(target, l1, l2, pole, joint, reached);
 }
 
 /* 2D chain: the target in the base frame, the angle form's a1 and a2 as the local angles. */
@@ -241,6 +269,40 @@ static void two_bone_chain3d(ik_chain *c, ik_vec3 target)
     ik_v3_store(p + 6, tip);
     ik_pose_points(c, p, 0, 2);
     ik_chain_fk(c);
+}
+
+/*
+ * The lean solve: the middle joint as above; bone 0 turned onto it and bone 1 onto the
+ * target (or the closest point), each by ik_turn_bone3, which writes the local rotation and
+ * the world data at once.
+ */
+int ik_two_bone_lean3(ik_chain *c, ik_vec3 aim, ik_result *out)
+{
+    ik_vec3 base = ik_joint3(c, 0), middle;
+    ik_vec3 bend = c->settings.use_pole
+                       ? ik_v3(c->settings.pole[0], c->settings.pole[1], c->settings.pole[2])
+                       : ik_v3_sub(ik_joint3(c, 1), base);
+    ik_real t[3], pole[3], j[3], l0 = c->length[0];
+    int valid;
+    t[0] = aim.x - base.x, t[1] = aim.y - base.y, t[2] = aim.z - base.z;
+    pole[0] = bend.x, pole[1] = bend.y, pole[2] = bend.z;
+    out->iterations = 1;
+    /* Only a target so far from the base that the difference overflows fails here. */
+    if (ik_two_bone_joint3(t, l0, c->length[1], pole, j, &valid) == IK_OK) {
+        middle = ik_v3_add(base, ik_v3(j[0], j[1], j[2]));
+        /* |j| is l0 to rounding: j / l0 is bone 0's direction, unit enough for
+           ik_turn_bone3. A bone of length 0 keeps its world rotation, as ik_pose_points
+           keeps it for a segment with no direction. */
+        if (l0 > 1e-300) ik_turn_bone3(c, 0, ik_v3_scale(ik_v3(j[0], j[1], j[2]), 1 / l0));
+        else if (l0 > 0) ik_turn_bone3(c, 0, ik_v3_normalize_or(ik_v3(j[0], j[1], j[2]), ik_dir3(c, 0)));
+        else ik_turn_bone3(c, 0, ik_dir3(c, 0));
+        ik_turn_bone3(c, 1, c->length[1] > 0 ? ik_v3_normalize_or(ik_v3_sub(aim, middle), ik_dir3(c, 1))
+                                             : ik_dir3(c, 1));
+    }
+    out->distance = ik_v3_len(ik_v3_sub(ik_joint3(c, 2), c->target));
+    out->angle_error = 0;
+    out->reached = out->distance <= c->settings.tolerance;
+    return 1;
 }
 
 int ik_two_bone_chain(ik_chain *c, ik_vec3 target)
