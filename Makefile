@@ -17,6 +17,7 @@
 #                 make test runs it too)
 #   make demo     the headless demo: a table of solves and SVG pictures in demo/out/
 #   make readme-picture   the same, and docs/demo.svg (the picture in the README)
+#   make recipe-pictures  docs/recipe-*.svg, the README's recipes drawn from what they compute
 #   make bench    figures: ns per solve and per rig solve in C (bench/bench.c); the module
 #                 from Lua 5.4 and LuaJIT against plain Lua, rigs, and the performance
 #                 goals (bench/lua_bench.lua, bench/plain.lua, bench/rigs.lua); success rates
@@ -95,7 +96,7 @@ FUZZ_TIME   ?= 60
 FUZZ_BIN    := $(FUZZERS:%=build/fuzz/fuzz_%)
 REPLAY_BIN  := $(FUZZERS:%=build/replay/fuzz_%)
 
-.PHONY: all lib amalgamation luajit love-folder test readme-check test-asan test-valgrind test-tsan test-arm64 determinism demo readme-picture deps bench \
+.PHONY: all lib amalgamation luajit love-folder test readme-check test-asan test-valgrind test-tsan test-arm64 determinism demo readme-picture recipe-pictures deps bench \
         bench-instr bench-spine bench-ozz fuzz-lua fuzz clang-deps clean rock-leftovers love love-screenshot
 
 all: ik/core.so libik.a build/examples/solve
@@ -317,6 +318,10 @@ demo: deps ik/core.so
 
 readme-picture: deps ik/core.so
 	lua5.4 demo/demo.lua --readme
+
+# The README's recipe pictures, docs/recipe-*.svg, from the poses the recipes' code computes.
+recipe-pictures: deps ik/core.so
+	lua5.4 tools/recipe_pictures.lua
 
 # Figures, not tests: success rates and mean iterations under both VMs.
 bench: deps ik/core.so luajit build/bench/bench

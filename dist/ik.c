@@ -732,9 +732,10 @@ int ik_limits_oriented(const ik_chain *chain, int m);
  * A solve whose joint m is already near target (a goal tracked frame by frame):
  * joint-space steps first, as ik_joint_finish. Returns 1 when they met the goal (the solve
  * is done), with the steps taken in *used; 0 otherwise (nothing done when the chain is not
- * near, or escape is off).
+ * near, or escape is off). *distance (unless NULL): joint m's from target after steps taken.
  */
-int ik_joint_track(ik_chain *chain, ik_vec3 target, int m, int first, int points, int *used);
+int ik_joint_track(ik_chain *chain, ik_vec3 target, int m, int first, int points, int *used,
+                   ik_real *distance);
 
 /*
  * Poses bone i along world direction dir (unit): its local pose becomes the one that points
@@ -2635,6 +2636,7 @@ typedef struct finish_rows {
     ik_real unit;      /* 1 / the reach: the steps measure lengths in reaches */
     ik_real scale;     /* of the orientation rows (in reaches) */
     ik_real e[6];      /* the error: (target - tip) * unit, then the turn needed (times scale) */
+    ik_real distance;  /* the tip's from the target (world units) */
 } finish_rows;
 
 /*
@@ -2674,6 +2676,7 @@ static int finish_error(const ik_chain *c, ik_vec3 target, int m, finish_rows *r
 {
     ik_vec3 e = ik_v3_sub(target, ik_joint_v3(c, m)), gap;
     ik_real d = ik_v3_len(e), tolerance = c->settings.tolerance;
+    rows->distance = d;
     rows->e[0] = e.x * rows->unit, rows->e[1] = e.y * rows->unit, rows->e[2] = e.z * rows->unit;
     rows->k = c->dim;
     *size = d * rows->unit;
@@ -2917,7 +2920,7 @@ static int finish_in_range(const ik_chain *c, ik_vec3 target, int m, ik_real uni
     return 1;
 }
 
-static int finish(ik_chain *c, ik_vec3 target, int m, int iterations, int first, int *met)
+static int finish(ik_chain *c, ik_vec3 target, int m, int iterations, int first, int *met, ik_real *distance)
 {
     ik_real reach = ik_chain_reach_to(c, m, NULL), lambda2, size;
     finish_rows rows;
@@ -2938,6 +2941,7 @@ static int finish(ik_chain *c, ik_vec3 target, int m, int iterations, int first,
     }
     ik_chain_fk(c);
     *met = 0;
+    *distance = NAN;
     if (!finish_in_range(c, target, m, rows.unit)) return 0;
     lambda2 = FINISH_DAMPING;
     /* The error of the pose as it stands: measured again only when the pose changed. */
@@ -2977,6 +2981,7 @@ static int finish(ik_chain *c, ik_vec3 target, int m, int iterations, int first,
         }
     }
     *met = done;
+    *distance = rows.distance;
     return iter;
 }
 
@@ -3008,8 +3013,9 @@ static void derive_from_points(ik_chain *c, int points)
 int ik_joint_finish(ik_chain *c, ik_vec3 target, int m, int iterations, int first, int points)
 {
     int met, used;
+    ik_real distance;
     keep_points_rot(c, points);
-    used = finish(c, target, m, iterations, first, &met);
+    used = finish(c, target, m, iterations, first, &met, &distance);
     derive_from_points(c, points);
     return used;
 }
@@ -3027,9 +3033,9 @@ int ik_joint_finish(ik_chain *c, ik_vec3 target, int m, int iterations, int firs
  */
 #define TRACK_NEAR 0.05
 
-int ik_joint_track(ik_chain *c, ik_vec3 target, int m, int first, int points, int *used)
+int ik_joint_track(ik_chain *c, ik_vec3 target, int m, int first, int points, int *used, ik_real *distance)
 {
-    ik_real reach;
+    ik_real reach, left;
     int met = 0;
     *used = 0;
     /* One free bone: the solver points it at the goal, the smallest turn there is. */
@@ -3039,8 +3045,9 @@ int ik_joint_track(ik_chain *c, ik_vec3 target, int m, int first, int points, in
     if (!c->limited && !(ik_v3_len(ik_v3_sub(target, ik_joint_v3(c, 0))) < reach - c->settings.tolerance))
         return 0;
     keep_points_rot(c, points);
-    *used = finish(c, target, m, ik_iteration_budget(c->settings.iterations), first, &met);
+    *used = finish(c, target, m, ik_iteration_budget(c->settings.iterations), first, &met, &left);
     derive_from_points(c, points);
+    if (distance) *distance = left;
     return met;
 }
 
@@ -3842,10 +3849,7 @@ int ik_fab_start(ik_fab *f, ik_chain *c, ik_vec3 target, int m, ik_real distance
     f->distance = distance;
     if (distance <= s->tolerance) return 0;
     /* A goal tracked frame by frame: joint-space steps first (joint_space.c). */
-    if (ik_joint_track(c, target, m, 0, 1, &used)) {
-        f->distance = NAN;
-        return used;
-    }
+    if (ik_joint_track(c, target, m, 0, 1, &used, &f->distance)) return used; /* met */
     if (used > 0) { /* they fell short: the passes go on from where they left the chain */
         distance = ik_joint_distance(c, m, target);
         f->distance = NAN;
@@ -5035,7 +5039,7 @@ int ik_ccd(ik_chain *c, ik_vec3 target, int m)
 {
     int iter = 0;
     /* Tracking a goal with limits: joint-space steps first (joint_space.c). */
-    if (ramps_to_full(&c->settings) && ik_joint_track(c, target, m, 0, 0, &iter)) return iter;
+    if (ramps_to_full(&c->settings) && ik_joint_track(c, target, m, 0, 0, &iter, NULL)) return iter;
     iter = ccd_run(c, target, m, iter);
     /* The point behind an oriented tip bone reached: its parent turned so the tip bone's
        limit lets it take its goal (joint_space.c). */
@@ -5234,7 +5238,7 @@ int ik_relax(ik_chain *c, ik_vec3 target, int m)
         if (c->weight[i] == 0) pinned = i;
     /* Tracking a goal with limits: joint-space steps first (joint_space.c), the pinned joints
        kept. */
-    if (ik_joint_track(c, target, m, pinned, 1, &iter)) return iter;
+    if (ik_joint_track(c, target, m, pinned, 1, &iter, NULL)) return iter;
     iter = relax_run(c, target, m, iter);
     /* The point behind an oriented tip bone reached: its parent turned so the tip bone's
        limit lets it take its goal (joint_space.c), the pinned joints kept. */

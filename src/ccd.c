@@ -61,7 +61,7 @@ int ik_ccd(ik_chain *c, ik_vec3 target, int m)
 {
     int iter = 0;
     /* Tracking a goal with limits: joint-space steps first (joint_space.c). */
-    if (ramps_to_full(&c->settings) && ik_joint_track(c, target, m, 0, 0, &iter)) return iter;
+    if (ramps_to_full(&c->settings) && ik_joint_track(c, target, m, 0, 0, &iter, NULL)) return iter;
     iter = ccd_run(c, target, m, iter);
     /* The point behind an oriented tip bone reached: its parent turned so the tip bone's
        limit lets it take its goal (joint_space.c). */

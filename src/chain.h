@@ -372,9 +372,10 @@ int ik_limits_oriented(const ik_chain *chain, int m);
  * A solve whose joint m is already near target (a goal tracked frame by frame):
  * joint-space steps first, as ik_joint_finish. Returns 1 when they met the goal (the solve
  * is done), with the steps taken in *used; 0 otherwise (nothing done when the chain is not
- * near, or escape is off).
+ * near, or escape is off). *distance (unless NULL): joint m's from target after steps taken.
  */
-int ik_joint_track(ik_chain *chain, ik_vec3 target, int m, int first, int points, int *used);
+int ik_joint_track(ik_chain *chain, ik_vec3 target, int m, int first, int points, int *used,
+                   ik_real *distance);
 
 /*
  * Poses bone i along world direction dir (unit): its local pose becomes the one that points

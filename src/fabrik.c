@@ -172,10 +172,7 @@ int ik_fab_start(ik_fab *f, ik_chain *c, ik_vec3 target, int m, ik_real distance
     f->distance = distance;
     if (distance <= s->tolerance) return 0;
     /* A goal tracked frame by frame: joint-space steps first (joint_space.c). */
-    if (ik_joint_track(c, target, m, 0, 1, &used)) {
-        f->distance = NAN;
-        return used;
-    }
+    if (ik_joint_track(c, target, m, 0, 1, &used, &f->distance)) return used; /* met */
     if (used > 0) { /* they fell short: the passes go on from where they left the chain */
         distance = ik_joint_distance(c, m, target);
         f->distance = NAN;

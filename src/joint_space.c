@@ -194,6 +194,7 @@ typedef struct finish_rows {
     ik_real unit;      /* 1 / the reach: the steps measure lengths in reaches */
     ik_real scale;     /* of the orientation rows (in reaches) */
     ik_real e[6];      /* the error: (target - tip) * unit, then the turn needed (times scale) */
+    ik_real distance;  /* the tip's from the target (world units) */
 } finish_rows;
 
 /*
@@ -233,6 +234,7 @@ static int finish_error(const ik_chain *c, ik_vec3 target, int m, finish_rows *r
 {
     ik_vec3 e = ik_v3_sub(target, ik_joint_v3(c, m)), gap;
     ik_real d = ik_v3_len(e), tolerance = c->settings.tolerance;
+    rows->distance = d;
     rows->e[0] = e.x * rows->unit, rows->e[1] = e.y * rows->unit, rows->e[2] = e.z * rows->unit;
     rows->k = c->dim;
     *size = d * rows->unit;
@@ -476,7 +478,7 @@ static int finish_in_range(const ik_chain *c, ik_vec3 target, int m, ik_real uni
     return 1;
 }
 
-static int finish(ik_chain *c, ik_vec3 target, int m, int iterations, int first, int *met)
+static int finish(ik_chain *c, ik_vec3 target, int m, int iterations, int first, int *met, ik_real *distance)
 {
     ik_real reach = ik_chain_reach_to(c, m, NULL), lambda2, size;
     finish_rows rows;
@@ -497,6 +499,7 @@ static int finish(ik_chain *c, ik_vec3 target, int m, int iterations, int first,
     }
     ik_chain_fk(c);
     *met = 0;
+    *distance = NAN;
     if (!finish_in_range(c, target, m, rows.unit)) return 0;
     lambda2 = FINISH_DAMPING;
     /* The error of the pose as it stands: measured again only when the pose changed. */
@@ -536,6 +539,7 @@ static int finish(ik_chain *c, ik_vec3 target, int m, int iterations, int first,
         }
     }
     *met = done;
+    *distance = rows.distance;
     return iter;
 }
 
@@ -567,8 +571,9 @@ static void derive_from_points(ik_chain *c, int points)
 int ik_joint_finish(ik_chain *c, ik_vec3 target, int m, int iterations, int first, int points)
 {
     int met, used;
+    ik_real distance;
     keep_points_rot(c, points);
-    used = finish(c, target, m, iterations, first, &met);
+    used = finish(c, target, m, iterations, first, &met, &distance);
     derive_from_points(c, points);
     return used;
 }
@@ -586,9 +591,9 @@ int ik_joint_finish(ik_chain *c, ik_vec3 target, int m, int iterations, int firs
  */
 #define TRACK_NEAR 0.05
 
-int ik_joint_track(ik_chain *c, ik_vec3 target, int m, int first, int points, int *used)
+int ik_joint_track(ik_chain *c, ik_vec3 target, int m, int first, int points, int *used, ik_real *distance)
 {
-    ik_real reach;
+    ik_real reach, left;
     int met = 0;
     *used = 0;
     /* One free bone: the solver points it at the goal, the smallest turn there is. */
@@ -598,7 +603,8 @@ int ik_joint_track(ik_chain *c, ik_vec3 target, int m, int first, int points, in
     if (!c->limited && !(ik_v3_len(ik_v3_sub(target, ik_joint_v3(c, 0))) < reach - c->settings.tolerance))
         return 0;
     keep_points_rot(c, points);
-    *used = finish(c, target, m, ik_iteration_budget(c->settings.iterations), first, &met);
+    *used = finish(c, target, m, ik_iteration_budget(c->settings.iterations), first, &met, &left);
     derive_from_points(c, points);
+    if (distance) *distance = left;
     return met;
 }

@@ -188,7 +188,7 @@ int ik_relax(ik_chain *c, ik_vec3 target, int m)
         if (c->weight[i] == 0) pinned = i;
     /* Tracking a goal with limits: joint-space steps first (joint_space.c), the pinned joints
        kept. */
-    if (ik_joint_track(c, target, m, pinned, 1, &iter)) return iter;
+    if (ik_joint_track(c, target, m, pinned, 1, &iter, NULL)) return iter;
     iter = relax_run(c, target, m, iter);
     /* The point behind an oriented tip bone reached: its parent turned so the tip bone's
        limit lets it take its goal (joint_space.c), the pinned joints kept. */
