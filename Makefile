@@ -1,10 +1,10 @@
 # ik: inverse kinematics, a C core with a Lua binding. Builds print one line a target;
 # V=1 (make V=1 ...) prints every command in full.
-#   make          ik/core.so (Lua 5.4), libik.a, the C example
-#   make lib      libik.a alone: the core for C, no Lua headers needed
+#   make          build/lua5.4/ik/core.so (Lua 5.4), build/libik.a, the C example
+#   make lib      build/libik.a alone: the core for C, no Lua headers needed
 #   make amalgamation  dist/ik.h, dist/ik.c and dist/ik_lua.c: ik in single files
 #   make luajit   build/luajit/ik/core.so (LuaJIT 2.1, what LOVE 11 embeds)
-#   make lua5.1, make lua5.2, make lua5.3   build/lua5.X/ik/core.so (make lua5.4: ik/core.so)
+#   make lua5.1, make lua5.2, make lua5.3   build/lua5.X/ik/core.so (make lua5.4: the same)
 #   make windows  build/windows/ik/core.dll: LuaJIT 2.1 on 64-bit Windows (LÖVE 11), with
 #                 mingw-w64; LuaJIT for Windows built once from Debian's source package
 #   make love-folder  build/love/ik/: the folder a LÖVE game copies next to its main.lua (the
@@ -99,22 +99,22 @@ REPLAY_BIN  := $(FUZZERS:%=build/replay/fuzz_%)
 .PHONY: all lib amalgamation luajit love-folder test readme-check test-asan test-valgrind test-tsan test-arm64 determinism demo readme-picture recipe-pictures deps bench \
         bench-instr bench-spine bench-ozz fuzz-lua fuzz clang-deps clean rock-leftovers love love-screenshot
 
-all: ik/core.so libik.a build/examples/solve
+# Every build output is under build/: the Lua 5.4 module and the core as a static library.
+LUA54_MOD := build/lua5.4/ik/core.so
+LIB       := build/libik.a
+
+all: $(LUA54_MOD) $(LIB) build/examples/solve
 
 build/core/%.o: src/%.c $(CORE_HDR)
 	@mkdir -p $(@D)
 	$(call say,CC,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) -c $< -o $@
 
-libik.a: $(CORE_OBJ)
+$(LIB): $(CORE_OBJ)
+	@mkdir -p $(@D)
 	$(Q)rm -f $@
 	$(call say,AR,$@)
 	$(Q)ar rcs $@ $^
-
-ik/core.so: $(CORE_SRC) $(BIND_SRC) $(CORE_HDR) $(BIND_HDR)
-	@mkdir -p $(@D)
-	$(call say,CC,$@)
-	$(Q)$(CC) $(ALL_CFLAGS) -I$(LUA54_INC) -shared $(CORE_SRC) $(BIND_SRC) -o $@ -lm
 
 luajit: build/luajit/ik/core.so
 
@@ -123,9 +123,9 @@ build/luajit/ik/core.so: $(CORE_SRC) $(BIND_SRC) $(CORE_HDR) $(BIND_HDR)
 	$(call say,CC,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) -I$(LUAJIT_INC) -shared $(CORE_SRC) $(BIND_SRC) -o $@ -lm
 
-# Lua 5.1, 5.2 and 5.3: one module each from the same sources, each in its own directory,
-# build/lua5.X/ik/core.so (`make lua5.1`, `make lua5.2`, `make lua5.3`). ik/core.so stays the
-# Lua 5.4 build (`make lua5.4` is another name for it) and build/luajit/ the LuaJIT one.
+# Lua 5.1 to 5.4: one module each from the same sources, each in its own directory,
+# build/lua5.X/ik/core.so (`make lua5.1` to `make lua5.4`; `make` builds the Lua 5.4 one),
+# and build/luajit/ the LuaJIT one.
 # Every Lua-version difference is in $(BIND_HDR); a build loaded into the wrong Lua says
 # which one it needs (src/ik_lua_compat.h, lua/ik/init.lua).
 LUA_OTHER     := 5.1 5.2 5.3
@@ -136,7 +136,7 @@ LUA_OTHER_MOD := $(LUA_OTHER:%=build/lua%/ik/core.so)
 
 .PHONY: $(LUA_OTHER:%=lua%) lua5.4
 $(LUA_OTHER:%=lua%): lua%: build/lua%/ik/core.so
-lua5.4: ik/core.so
+lua5.4: $(LUA54_MOD)
 
 # The stem is the minor version: build/lua5.1/ik/core.so takes its headers from $(LUA51_INC).
 build/lua5.%/ik/core.so: $(CORE_SRC) $(BIND_SRC) $(CORE_HDR) $(BIND_HDR)
@@ -215,27 +215,27 @@ test-windows: deps windows $(LOVE_FILES)
 print-sources:
 	@echo $(CORE_SRC) $(BIND_SRC)
 
-# `luarocks make` compiles in the source tree: it leaves its own ik/core.so (newer than the
-# sources, so make would keep it, whatever Lua it was built for) and src/*.o. Those objects
-# give it away: remove them and rebuild ik/core.so with the flags above.
+# `luarocks make` compiles in the source tree: it leaves its own ik/core.so (where a Lua
+# started here would find it first, whatever Lua it was built for) and src/*.o. Those
+# objects give it away: remove both (make's own builds are under build/).
 ifneq ($(wildcard src/*.o),)
-ik/core.so: rock-leftovers
+$(LUA54_MOD): rock-leftovers
 endif
 rock-leftovers:
-	rm -f src/*.o
+	rm -f src/*.o ik/core.so
 
 # The core alone, for C: no Lua headers needed.
-lib: libik.a
+lib: $(LIB)
 
 # dist/: the single-file form (ik.h, ik.c, ik_lua.c), committed; CI checks it is current.
 amalgamation: $(CORE_SRC) $(CORE_HDR) $(BIND_SRC) $(BIND_HDR) tools/amalgamate.sh
 	$(call say,GEN,dist/ik.h dist/ik.c dist/ik_lua.c)
 	$(Q)sh tools/amalgamate.sh dist $(CORE_SRC)
 
-build/examples/solve: examples/solve.c libik.a src/ik.h
+build/examples/solve: examples/solve.c $(LIB) src/ik.h
 	@mkdir -p $(@D)
 	$(call say,CC,$@)
-	$(Q)$(CC) $(ALL_CFLAGS) -Isrc examples/solve.c libik.a -o $@ -lm
+	$(Q)$(CC) $(ALL_CFLAGS) -Isrc examples/solve.c $(LIB) -o $@ -lm
 
 # The engine host: Lua 5.4 embedded, the core and the binding compiled into the executable.
 LUA54_LIB ?= -llua5.4
@@ -245,17 +245,17 @@ build/examples/host: examples/host/host.c $(CORE_SRC) $(BIND_SRC) $(CORE_HDR) $(
 	$(Q)$(CC) $(ALL_CFLAGS) -Isrc -I$(LUA54_INC) examples/host/host.c $(CORE_SRC) $(BIND_SRC) \
 		-o $@ $(LUA54_LIB) -lm
 
-build/tests/edge_scale: spec/c/edge_scale_test.c libik.a src/ik.h
+build/tests/edge_scale: spec/c/edge_scale_test.c $(LIB) src/ik.h
 	@mkdir -p $(@D)
 	$(call say,CC,$@)
-	$(Q)$(CC) $(ALL_CFLAGS) -Isrc spec/c/edge_scale_test.c libik.a -o $@ -lm
+	$(Q)$(CC) $(ALL_CFLAGS) -Isrc spec/c/edge_scale_test.c $(LIB) -o $@ -lm
 
 # Threads: ik.h's promise (chains of their own per thread; shared reads after
 # ik_chain_update), plain in make test, under ThreadSanitizer in make test-tsan.
-build/tests/threads: spec/c/threads_test.c libik.a src/ik.h
+build/tests/threads: spec/c/threads_test.c $(LIB) src/ik.h
 	@mkdir -p $(@D)
 	$(call say,CC,$@)
-	$(Q)$(CC) $(ALL_CFLAGS) -Isrc spec/c/threads_test.c libik.a -o $@ -lm -lpthread
+	$(Q)$(CC) $(ALL_CFLAGS) -Isrc spec/c/threads_test.c $(LIB) -o $@ -lm -lpthread
 
 # The batch: ik_solve_many bit for bit the single solves, with the lanes the processor
 # chooses, with SSE2 lanes only, and with no vector path.
@@ -313,18 +313,18 @@ test: deps all luajit $(LUA_OTHER_MOD) build/examples/host $(LOVE_SPEC_IK) build
 readme-check: deps all luajit $(LOVE_FOLDER)/core.so $(LOVE_FOLDER)/init.lua $(LOVE_FOLDER)/love.lua
 	@sh tools/readme_check.sh
 
-demo: deps ik/core.so
+demo: deps $(LUA54_MOD)
 	lua5.4 demo/demo.lua
 
-readme-picture: deps ik/core.so
+readme-picture: deps $(LUA54_MOD)
 	lua5.4 demo/demo.lua --readme
 
 # The README's recipe pictures, docs/recipe-*.svg, from the poses the recipes' code computes.
-recipe-pictures: deps ik/core.so
+recipe-pictures: deps $(LUA54_MOD)
 	lua5.4 tools/recipe_pictures.lua
 
 # Figures, not tests: success rates and mean iterations under both VMs.
-bench: deps ik/core.so luajit build/bench/bench
+bench: deps $(LUA54_MOD) luajit build/bench/bench
 	build/bench/bench
 	lua5.4 bench/lua_bench.lua
 	IK_CPATH="build/luajit/?.so" luajit bench/lua_bench.lua
@@ -340,7 +340,7 @@ bench: deps ik/core.so luajit build/bench/bench
 
 # Instructions per solve under callgrind (repeatable where times are not), FABRIK 2D's
 # instructions by function, and what a call through the binding costs.
-bench-instr: deps ik/core.so luajit build/bench/bench
+bench-instr: deps $(LUA54_MOD) luajit build/bench/bench
 	@sh tools/deps.sh valgrind
 	sh bench/instr.sh build/bench/bench
 
@@ -348,7 +348,7 @@ bench-instr: deps ik/core.so luajit build/bench/bench
 # Spine is in this repository). Without SPINE the script says where to get it and exits 0,
 # once: the LuaJIT line is left out.
 SPINE ?=
-bench-spine: deps ik/core.so luajit
+bench-spine: deps $(LUA54_MOD) luajit
 	SPINE="$(SPINE)" lua5.4 bench/spine.lua
 	$(if $(SPINE),SPINE="$(SPINE)" IK_CPATH="build/luajit/?.so" luajit bench/spine.lua)
 
@@ -360,21 +360,21 @@ bench-spine: deps ik/core.so luajit
 OZZ ?=
 OZZ_SRC = $(addprefix $(OZZ)/src/,animation/runtime/ik_two_bone_job.cc animation/runtime/ik_aim_job.cc \
                                   base/maths/simd_math.cc)
-bench-ozz: deps libik.a
+bench-ozz: deps $(LIB)
 	@if [ -z "$(OZZ)" ]; then \
 	    echo "bench-ozz: needs ozz-animation 0.16 (guillaumeblanc/ozz-animation, tag 0.16.0):"; \
 	    echo "  make bench-ozz OZZ=/path/to/ozz-animation"; exit 0; fi; \
 	mkdir -p build/bench; \
 	echo "  CXX  build/bench/ozz"; \
-	$(CXX) -std=c++11 $(OPT) $(FP_FLAGS) -w -I$(OZZ)/include -Isrc bench/ozz.cpp $(OZZ_SRC) libik.a \
+	$(CXX) -std=c++11 $(OPT) $(FP_FLAGS) -w -I$(OZZ)/include -Isrc bench/ozz.cpp $(OZZ_SRC) $(LIB) \
 	    -o build/bench/ozz -lm 2> build/bench/ozz.log || { cat build/bench/ozz.log; exit 1; }; \
 	build/bench/ozz
 
-# The C bench links libik.a, built with the flags above.
-build/bench/bench: bench/bench.c libik.a src/ik.h
+# The C bench links build/libik.a, built with the flags above.
+build/bench/bench: bench/bench.c $(LIB) src/ik.h
 	@mkdir -p $(@D)
 	$(call say,CC,$@)
-	$(Q)$(CC) $(ALL_CFLAGS) -Isrc bench/bench.c libik.a -o $@ -lm
+	$(Q)$(CC) $(ALL_CFLAGS) -Isrc bench/bench.c $(LIB) -o $@ -lm
 
 # LÖVE games: LÖVE loads a C module from the game folder (never from inside a zipped .love),
 # so the LÖVE runtime test and the demo each get a copy of the LuaJIT build and the Lua files
@@ -473,7 +473,7 @@ SEED := $(shell date +%s)
 endif
 CALLS ?= 1000000
 
-fuzz-lua: deps ik/core.so luajit
+fuzz-lua: deps $(LUA54_MOD) luajit
 	lua5.4 tools/random_calls.lua $(SEED) $(CALLS)
 	IK_CPATH="build/luajit/?.so" luajit tools/random_calls.lua $(SEED) $(CALLS)
 	JIT=off IK_CPATH="build/luajit/?.so" luajit tools/random_calls.lua $(SEED) $(CALLS)

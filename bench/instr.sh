@@ -70,7 +70,7 @@ echo "A call through the binding: chain:solve(x, y) with nothing to do (zero ite
 echo "instructions per call:"
 printf '%-8s %10s %10s %10s %16s %10s\n' VM "from Lua" "core" "Lua - core" "binding's C fn" "VM's call"
 for vm in lua5.4 luajit; do
-    cpath="./?.so"
+    cpath="build/lua5.4/?.so"
     [ "$vm" = luajit ] && cpath="build/luajit/?.so"
     export IK_CPATH="$cpath"
     one=$(callgrind "$out/$vm.1" "$vm" bench/lua_bench.lua --calls "$solves")

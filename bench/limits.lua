@@ -10,7 +10,7 @@
 -- joint's local rotation between two frames, next to the largest the animation itself
 -- makes). A Park-Miller generator makes the trials the same in every VM.
 package.path = "lua/?.lua;lua/?/init.lua;bench/?.lua;" .. package.path
-package.cpath = (os.getenv("IK_CPATH") or "./?.so") .. ";" .. package.cpath
+package.cpath = (os.getenv("IK_CPATH") or "build/lua5.4/?.so") .. ";" .. package.cpath
 local ik = require("ik")
 
 local trials = tonumber(arg[1]) or 1000

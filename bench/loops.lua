@@ -3,7 +3,7 @@
 --   lua5.4 bench/loops.lua [trials]     (from the repository root; default 1000)
 -- IK_ROWS=four-bar, impossible, staff or rifle: only those rows.
 package.path = "lua/?.lua;lua/?/init.lua;./?.lua;" .. package.path
-package.cpath = (os.getenv("IK_CPATH") or "./?.so") .. ";" .. package.cpath
+package.cpath = (os.getenv("IK_CPATH") or "build/lua5.4/?.so") .. ";" .. package.cpath
 local L = require("bench.linkages")
 local ns = L.ns
 

@@ -14,7 +14,7 @@
 -- whole rounds of the same targets, so a change of load hits both alike. Compare figures of
 -- one run with each other: the machine is noisy.
 package.path = "lua/?.lua;lua/?/init.lua;bench/?.lua;" .. package.path
-package.cpath = (os.getenv("IK_CPATH") or "./?.so") .. ";" .. package.cpath
+package.cpath = (os.getenv("IK_CPATH") or "build/lua5.4/?.so") .. ";" .. package.cpath
 local ik = require("ik")
 local plain = require("plain")
 
@@ -34,7 +34,7 @@ local REPS, MIN_SECONDS = 5, 0.025
 local BONES, ITERATIONS, SEGMENT = 10, 10, 8
 local EQUAL_TARGETS, BATCH, FRAMES = 1000, 64, 2000
 local vm = jit and jit.version or _VERSION
-local module_path = (os.getenv("IK_CPATH") or "./?.so"):gsub("%?", "ik/core")
+local module_path = (os.getenv("IK_CPATH") or "build/lua5.4/?.so"):gsub("%?", "ik/core")
 
 -- ---- time ----
 

@@ -4,7 +4,7 @@
 --   lua5.4 bench/motion.lua            (make bench runs it under Lua 5.4 and LuaJIT)
 --   IK_CPATH="build/luajit/?.so" luajit bench/motion.lua
 package.path = "bench/?.lua;./?.lua;lua/?.lua;lua/?/init.lua;" .. package.path
-package.cpath = (os.getenv("IK_CPATH") or "./?.so") .. ";" .. package.cpath
+package.cpath = (os.getenv("IK_CPATH") or "build/lua5.4/?.so") .. ";" .. package.cpath
 local ik = require("ik")
 local plain = require("plain_motion")
 local walkers = require("bench.walkers")

@@ -8,7 +8,7 @@
 -- and spider, goals from random poses of the whole tree, solved from a straight start).
 -- A Park-Miller generator makes the trials identical in every VM.
 package.path = "lua/?.lua;lua/?/init.lua;bench/?.lua;" .. package.path
-package.cpath = (os.getenv("IK_CPATH") or "./?.so") .. ";" .. package.cpath
+package.cpath = (os.getenv("IK_CPATH") or "build/lua5.4/?.so") .. ";" .. package.cpath
 local ik = require("ik")
 
 local trials = tonumber(arg[1]) or 1000

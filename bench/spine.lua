@@ -63,7 +63,7 @@ else
 end
 
 package.path = "lua/?.lua;lua/?/init.lua;" .. spine_root .. "/?.lua;" .. package.path
-package.cpath = (os.getenv("IK_CPATH") or "./?.so") .. ";" .. package.cpath
+package.cpath = (os.getenv("IK_CPATH") or "build/lua5.4/?.so") .. ";" .. package.cpath
 local ik = require("ik")
 
 -- Spine 4.0's Lua keeps math.atan2 in locals when its files load. Lua 5.4 has it only when
@@ -87,7 +87,7 @@ local L1, L2 = 60, 50            -- upper arm, forearm, in Spine's usual pixels
 local BASE_X, BASE_Y = 20, 90    -- the shoulder, in the root bone's (= the world's) frame
 local UPPER_DEG, LOWER_DEG = 30, 40 -- the setup pose's local rotations, degrees
 local vm = jit and jit.version or _VERSION
-local module_path = (os.getenv("IK_CPATH") or "./?.so"):gsub("%?", "ik/core")
+local module_path = (os.getenv("IK_CPATH") or "build/lua5.4/?.so"):gsub("%?", "ik/core")
 
 -- ---- time (as bench/lua_bench.lua) ----
 

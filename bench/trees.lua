@@ -15,7 +15,7 @@
 -- 2,000 and 10,000: 4.96x for a read after a root move, 5.0x for a FABRIK rig solve, 6.2x
 -- for relaxation, whose iterations differ).
 package.path = "lua/?.lua;lua/?/init.lua;" .. package.path
-package.cpath = (os.getenv("IK_CPATH") or "./?.so") .. ";" .. package.cpath
+package.cpath = (os.getenv("IK_CPATH") or "build/lua5.4/?.so") .. ";" .. package.cpath
 local ik = require("ik")
 
 local clock = os.clock

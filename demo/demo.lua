@@ -12,7 +12,7 @@
 local here = arg and arg[0] and arg[0]:match("^(.*)/[^/]*$") or "."
 local root = here == "demo" and "." or here:match("^(.+)/demo$") or here .. "/.."
 package.path = root .. "/lua/?.lua;" .. root .. "/lua/?/init.lua;" .. package.path
-package.cpath = root .. "/?.so;" .. package.cpath
+package.cpath = root .. "/build/lua5.4/?.so;" .. package.cpath
 
 local ik = require("ik")
 

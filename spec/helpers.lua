@@ -27,7 +27,7 @@ h.posix = package.config:sub(1, 1) == "/"
 function h.interpreter()
     if jit then return "luajit", "build/luajit/?.so" end
     local minor = _VERSION:match("^Lua 5%.(%d)$")
-    if minor == "4" then return "lua5.4", "./?.so" end
+    if minor == "4" then return "lua5.4", "build/lua5.4/?.so" end
     return "lua5." .. minor, "build/lua5." .. minor .. "/?.so"
 end
 

@@ -302,10 +302,10 @@ case $mode in
 all)
     # The five VMs' runs take 30 to 45 s each here: two at a time (CI's machine has two
     # cores), counted afterwards in a fixed order. The C module path goes before the one in
-    # .busted (./?.so, the Lua 5.4 build), so each VM loads its own build.
+    # .busted (build/lua5.4/?.so, the Lua 5.4 build), so each VM loads its own build.
     {
         specs_run lua5.1 build/lua5.1/ik/core.so busted --lua=lua5.1 --cpath='build/lua5.1/?.so'
-        specs_run lua5.4 ik/core.so busted --lua=lua5.4
+        specs_run lua5.4 build/lua5.4/ik/core.so busted --lua=lua5.4
         specs_run luajit build/luajit/ik/core.so busted --lua=luajit --cpath='build/luajit/?.so'
     } &
     {
@@ -313,7 +313,7 @@ all)
         specs_run lua5.3 build/lua5.3/ik/core.so busted --lua=lua5.3 --cpath='build/lua5.3/?.so'
     } &
     wait
-    specs_count lua5.4 ik/core.so
+    specs_count lua5.4 build/lua5.4/ik/core.so
     specs_count luajit build/luajit/ik/core.so
     for v in 5.1 5.2 5.3; do
         specs_count "lua$v" "build/lua$v/ik/core.so"
@@ -342,7 +342,7 @@ valgrind)
     # (`busted --lua=lua5.4` would start another one). Children (spec/huge_chain.lua) are
     # not traced. IK_SPEC_QUICK=1: the longest specs do a tenth of their work (same paths).
     rm -f "$logs/valgrind.log"
-    specs lua5.4-valgrind ik/core.so env IK_SPEC_QUICK=1 valgrind --tool=memcheck --error-exitcode=1 --leak-check=full \
+    specs lua5.4-valgrind build/lua5.4/ik/core.so env IK_SPEC_QUICK=1 valgrind --tool=memcheck --error-exitcode=1 --leak-check=full \
         --show-leak-kinds=definite --errors-for-leak-kinds=definite --log-file="$logs/valgrind.log" \
         lua5.4 /usr/bin/busted
     memcheck_summary "$logs/valgrind.log"

@@ -12,7 +12,7 @@ local BUILDS = {
     ["lua5.1"] = "build/lua5.1/?.so",
     ["lua5.2"] = "build/lua5.2/?.so",
     ["lua5.3"] = "build/lua5.3/?.so",
-    ["lua5.4"] = "./?.so",
+    ["lua5.4"] = "build/lua5.4/?.so",
     luajit = "build/luajit/?.so",
 }
 
@@ -49,10 +49,10 @@ describe_posix("require('ik') with a build for another Lua", function()
         -- host, build, what the host is called, its build's make target, the loader's words
         { "luajit", "lua5.4", "in LuaJIT 2.1", "`make luajit` (build/luajit/ik/core.so)",
             "undefined symbol: lua_newuserdatauv|lua_getiuservalue|lua_setiuservalue" },
-        { "lua5.4", "luajit", "in Lua 5.4", "`make` (ik/core.so)", "undefined symbol: lua_objlen|lua_replace|lua_pcall" },
+        { "lua5.4", "luajit", "in Lua 5.4", "`make` (build/lua5.4/ik/core.so)", "undefined symbol: lua_objlen|lua_replace|lua_pcall" },
         { "lua5.1", "luajit", "in Lua 5.1", "`make lua5.1` (build/lua5.1/ik/core.so)",
             "undefined symbol: luaL_setfuncs" },
-        { "lua5.4", "lua5.3", "in Lua 5.4", "`make` (ik/core.so)", "undefined symbol: lua_newuserdata" },
+        { "lua5.4", "lua5.3", "in Lua 5.4", "`make` (build/lua5.4/ik/core.so)", "undefined symbol: lua_newuserdata" },
         { "luajit", "lua5.2", "in LuaJIT 2.1", "`make luajit` (build/luajit/ik/core.so)",
             "undefined symbol: lua_rawlen|lua_setuservalue|lua_getuservalue" },
         { "lua5.2", "lua5.1", "in Lua 5.2", "`make lua5.2` (build/lua5.2/ik/core.so)",
@@ -120,7 +120,7 @@ describe("require('ik') with no ik.core to be found", function()
         else
             local minor = _VERSION:match("^Lua 5%.(%d)$")
             host = "in " .. _VERSION
-            target = minor == "4" and "`make` (ik/core.so)"
+            target = minor == "4" and "`make` (build/lua5.4/ik/core.so)"
                 or ("`make lua5.%s` (build/lua5.%s/ik/core.so)"):format(minor, minor)
         end
         local saved = { package.cpath, package.loaded["ik"], package.loaded["ik.core"] }

@@ -139,7 +139,7 @@ static inline const char *ik_compat_make_target(int version)
     switch (version) {
     case 502: return "`make lua5.2` (build/lua5.2/ik/core.so)";
     case 503: return "`make lua5.3` (build/lua5.3/ik/core.so)";
-    case 504: return "`make` (ik/core.so)";
+    case 504: return "`make` (build/lua5.4/ik/core.so)";
     default: return NULL;
     }
 }

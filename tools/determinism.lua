@@ -13,7 +13,7 @@
 -- * and / on its numbers (no math.sin or math.sqrt, which are the VM's own). Hex floats are
 -- formatted here, not by string.format("%a"): glibc and LuaJIT write subnormals differently.
 package.path = "lua/?.lua;lua/?/init.lua;" .. package.path
-package.cpath = (os.getenv("IK_CPATH") or "./?.so") .. ";" .. package.cpath
+package.cpath = (os.getenv("IK_CPATH") or "build/lua5.4/?.so") .. ";" .. package.cpath
 local ik = require("ik")
 
 local huge, abs, format, concat = math.huge, math.abs, string.format, table.concat

@@ -12,7 +12,7 @@
 -- TRACE=1 prints every call as it is made; DUMP=n prints, before call n, the chains it is
 -- given as Lua source that rebuilds them (for a reproduction).
 package.path = "./?.lua;lua/?.lua;lua/?/init.lua;" .. package.path
-package.cpath = (os.getenv("IK_CPATH") or "./?.so") .. ";" .. package.cpath
+package.cpath = (os.getenv("IK_CPATH") or "build/lua5.4/?.so") .. ";" .. package.cpath
 local ik = require("ik")
 local fuzz = require("spec.random_calls")
 

@@ -2,7 +2,7 @@
 # make readme-check (and make test): the README's code runs as written. Each code block
 # marked with `<!-- test: KIND -->` on the line before its fence is taken out of README.md
 # into build/readme/ and run:
-#   lua       under Lua 5.4 (ik/core.so) and under LuaJIT (build/luajit/ik/core.so), with
+#   lua       under Lua 5.4 (build/lua5.4/ik/core.so) and under LuaJIT (build/luajit/ik/core.so), with
 #             lua/ on package.path: one test each; it must exit 0
 #   love      a LÖVE main.lua: 120 frames of its love.load/update/draw, by tools/readme_love.lua
 #             under LuaJIT with a stand-in `love` table (one test), and inside LÖVE itself
@@ -11,11 +11,10 @@
 #   c-engine, c
 #             a C file whose comment holds its build commands (lines starting with `cc `):
 #             each command is run as written in a folder laid out as a user's project (the
-#             file, and ik's dist/, src/, lua/ and libik.a), then the program it builds
+#             file, and ik's dist/, src/, lua/ and libik.a from build/), then the program it builds
 #             (`-o NAME`) is run there and must exit 0: one test per command
-# Needs ik/core.so, build/luajit/ik/core.so, build/love/ik/ and libik.a (make test builds
-# them). Prints a
-# line per test, then `N passed, N failed`; exit status 0 only when nothing failed.
+# Needs build/lua5.4/ik/core.so, build/luajit/ik/core.so, build/love/ik/ and build/libik.a
+# (make test builds them). Prints a line per test, then `N passed, N failed`; exit status 0 only when nothing failed.
 set -eu
 cd "$(dirname "$0")/.."
 out=build/readme
@@ -57,7 +56,8 @@ lua_path="$root/lua/?.lua;$root/lua/?/init.lua;;"
 project() {
     dir=$1
     mkdir -p "$dir"
-    for f in dist src lua libik.a; do ln -s "$root/$f" "$dir/$f"; done
+    for f in dist src lua; do ln -s "$root/$f" "$dir/$f"; done
+    ln -s "$root/build/libik.a" "$dir/libik.a"
 }
 
 while read -r n kind line; do
@@ -66,7 +66,7 @@ while read -r n kind line; do
     case $kind in
     lua)
         for vm in lua5.4 luajit; do
-            if [ "$vm" = luajit ]; then cpath="$root/build/luajit/?.so;;"; else cpath="$root/?.so;;"; fi
+            if [ "$vm" = luajit ]; then cpath="$root/build/luajit/?.so;;"; else cpath="$root/build/lua5.4/?.so;;"; fi
             if LUA_PATH="$lua_path" LUA_PATH_5_4="$lua_path" LUA_CPATH="$cpath" LUA_CPATH_5_4="$cpath" \
                 "$vm" "$block" </dev/null >"$block.$vm.log" 2>&1; then
                 pass "$name under $vm" "$(tail -n 1 "$block.$vm.log")"

@@ -26,7 +26,7 @@ local function needed_build()
     local version = tostring(_VERSION)
     local minor = version:match("^Lua 5%.([1-4])$")
     if minor == "4" then
-        return version, "the Lua 5.4 build: `make` (ik/core.so)"
+        return version, "the Lua 5.4 build: `make` (build/lua5.4/ik/core.so)"
     elseif minor then
         return version, ("the Lua 5.%s build: `make lua5.%s` (build/lua5.%s/ik/core.so)"):format(
             minor, minor, minor)
