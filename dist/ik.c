@@ -2779,7 +2779,8 @@ static ik_vec3 lever(const ik_chain *c, ik_vec3 tip, int j, const finish_rows *r
  * rows, every joint free, so J J^T + lambda^2 I is 2 x 2 and solved by its determinant, and
  * no joint is ever left out; the turns taken without trigonometry (below). Tracking takes
  * one a frame, so its cost is a solve's (bench/lua_bench.lua: a 3-bone chain tracking took
- * 2.3 times a hand-written FABRIK's time under LuaJIT through the general step, 0.75 here).
+ * 2.1 times a hand-written FABRIK's time under LuaJIT through the general step, about 0.75
+ * this way).
  */
 static int free_step2(ik_chain *c, int m, int first, const finish_rows *rows, ik_real lambda2)
 {
@@ -2820,13 +2821,68 @@ static int free_step2(ik_chain *c, int m, int first, const finish_rows *rows, ik
     return 1;
 }
 
+/*
+ * The same for a 3D chain without limits: every joint turns about any axis, so its three
+ * columns (e_i x r for the world axes e_i) add |r|^2 I - r r^T to J J^T, a 3 x 3 system
+ * solved by its cofactors, and its turn, sum_i e_i ((e_i x r) . y), is the rotation vector
+ * r x y; each taken as the rotation (1, w / 2) normalised (by 2 atan(|w| / 2)), no
+ * trigonometry, as in 2D.
+ */
+static int free_step3(ik_chain *c, int m, int first, const finish_rows *rows, ik_real lambda2)
+{
+    ik_vec3 tip = ik_joint3(c, m), r, w, y;
+    ik_real a[3][3] = {{lambda2, 0, 0}, {0, lambda2, 0}, {0, 0, lambda2}}, k[3][3], det, rr, size, largest = 0,
+            scale;
+    int j, i, l;
+    for (j = first; j < m; j++) {
+        r = ik_v3_scale(ik_v3_sub(tip, ik_joint3(c, j)), rows->unit);
+        rr = ik_v3_dot(r, r);
+        a[0][0] += rr - r.x * r.x, a[1][1] += rr - r.y * r.y, a[2][2] += rr - r.z * r.z;
+        a[0][1] -= r.x * r.y, a[0][2] -= r.x * r.z, a[1][2] -= r.y * r.z;
+    }
+    a[1][0] = a[0][1], a[2][0] = a[0][2], a[2][1] = a[1][2];
+    k[0][0] = a[1][1] * a[2][2] - a[1][2] * a[2][1];
+    k[0][1] = a[0][2] * a[2][1] - a[0][1] * a[2][2];
+    k[0][2] = a[0][1] * a[1][2] - a[0][2] * a[1][1];
+    k[1][1] = a[0][0] * a[2][2] - a[0][2] * a[2][0];
+    k[1][2] = a[0][2] * a[1][0] - a[0][0] * a[1][2];
+    k[2][2] = a[0][0] * a[1][1] - a[0][1] * a[1][0];
+    k[1][0] = k[0][1], k[2][0] = k[0][2], k[2][1] = k[1][2];
+    det = a[0][0] * k[0][0] + a[0][1] * k[1][0] + a[0][2] * k[2][0];
+    if (!(det > 0 && isfinite(det))) return 0;
+    for (i = 0; i < 3; i++) {
+        ik_real sum = 0;
+        for (l = 0; l < 3; l++) sum += k[i][l] * rows->e[l];
+        (&y.x)[i] = sum / det;
+    }
+    for (j = first; j < m; j++) {
+        r = ik_v3_scale(ik_v3_sub(tip, ik_joint3(c, j)), rows->unit);
+        size = ik_v3_len(ik_v3_cross(r, y));
+        if (size > largest) largest = size;
+    }
+    if (!(largest > 1e-15)) return 0;
+    scale = largest > FINISH_MAX_TURN ? FINISH_MAX_TURN / largest : 1;
+    for (j = first; j < m; j++) {
+        ik_quat parent = j == 0 ? c->base_rot : c->wrot[j - 1], turn;
+        r = ik_v3_scale(ik_v3_sub(tip, ik_joint3(c, j)), rows->unit);
+        w = ik_v3_scale(ik_v3_cross(r, y), scale / 2);
+        turn = ik_q_unit(ik_q(1, w.x, w.y, w.z));
+        turn = ik_q_mul(ik_q_mul(ik_q_conj(parent), turn), parent); /* in the parent's frame */
+        c->rot[j] = ik_q_unit(ik_q_mul(turn, c->rot[j]));
+    }
+    ik_chain_mark_stale(c, first);
+    ik_chain_fk(c);
+    return 1;
+}
+
 /* One damped least-squares step of bones first..m-1; 0 when no joint can move. */
 static int finish_step(ik_chain *c, int m, int first, const finish_rows *rows, ik_real lambda2)
 {
     ik_vec3 tip = ik_joint_v3(c, m), t;
     ik_real a[6][6], col[3][6], y[6] = {0, 0, 0, 0, 0, 0}, y0[6], largest = 0, scale;
     int i, j, k, l, drop = 0, n, mode;
-    if (c->dim == 2 && !c->limited && !rows->oriented) return free_step2(c, m, first, rows, lambda2);
+    if (!c->limited && !rows->oriented)
+        return c->dim == 2 ? free_step2(c, m, first, rows, lambda2) : free_step3(c, m, first, rows, lambda2);
     for (;;) {
         int moving = 0, again = 0;
         memcpy(y0, y, sizeof y);

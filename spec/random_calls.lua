@@ -2420,8 +2420,12 @@ function M.run(opts)
                     describe_entry(e.tip), e.tip_joint)
             end
             local want, got = held_point(e), { e.c:target() }
-            local scale = 1
-            for d = 1, e.dim do scale = max(scale, abs(want[d])) end
+            -- in the units of the largest of the point, the joint held and the offset: the
+            -- offset's turn into the world rounds in its own units, whatever it cancels
+            local scale, at = 1, { e.tip.c:joint(e.tip_joint) }
+            for d = 1, e.dim do
+                scale = max(scale, abs(want[d]), abs(at[d]), e.tip_offset and abs(e.tip_offset[d]) or 0)
+            end
             for d = 1, e.dim do
                 if not (abs(got[d] - want[d]) <= 1e-12 * scale) then
                     return fmt("target() reads %s in coordinate %d, the held point is at %s", show(got[d]), d, show(want[d]))

@@ -1,0 +1,98 @@
+-- Tracking without limits (src/joint_space.c, ik_joint_track): a goal that moves a little
+-- each frame is met by joint-space steps from the last frame's pose, which move every joint
+-- a little, as the goal did. A puppet chain plays a smooth animation of its local pose; its
+-- tip is the goal of a second chain of the same bones, solved each frame (10 iterations,
+-- tolerance 1e-3) by each solver, 2D and 3D. Every frame must be met, and no joint of the
+-- solved chain may turn between two frames more than three times the most any joint of
+-- the animation turns (bench/limits.lua measures about 1x; the passes alone gave 6x).
+
+local h = require("spec.helpers")
+local ik = require("ik")
+
+local sin, abs, acos, min = math.sin, math.abs, math.acos, math.min
+
+local FRAMES = 400
+
+-- The animation: bone i's local angle (2D) or its rotation about a fixed axis (3D) swings
+-- around a rest value, slowly enough that the tip stays clear of full reach.
+local function animation(rng, dim, n)
+    local rest, swing, phase, axes = {}, {}, {}, {}
+    for i = 1, n do
+        rest[i] = (rng.next() - 0.5) * 1.2
+        swing[i] = 0.2 + 0.4 * rng.next()
+        phase[i] = 6.28 * rng.next()
+        if dim == 3 then axes[i] = { h.random_dir(rng) } end
+    end
+    return function(puppet, frame)
+        local t = frame / 100
+        for i = 1, n do
+            local a = rest[i] + swing[i] * sin(t + phase[i])
+            if dim == 2 then
+                puppet:set_angle(i, a)
+            else
+                local ax = axes[i]
+                puppet:set_rotation(i, h.qaxis(ax[1], ax[2], ax[3], a))
+            end
+        end
+    end
+end
+
+-- Each bone's local pose now, to compare frames.
+local function pose(c, dim)
+    local p = {}
+    for i = 1, c:count() do
+        if dim == 2 then p[i] = { c:angle(i) } else p[i] = { c:rotation(i) } end
+    end
+    return p
+end
+
+-- The largest turn of any joint between two poses (radians).
+local function largest_turn(a, b, dim)
+    local most = 0
+    for i = 1, #a do
+        local turn
+        if dim == 2 then
+            turn = abs(h.angle_diff(a[i][1], b[i][1]))
+        else
+            local p, q = a[i], b[i]
+            local d = abs(p[1] * q[1] + p[2] * q[2] + p[3] * q[3] + p[4] * q[4])
+            turn = 2 * acos(min(1, d))
+        end
+        if turn > most then most = turn end
+    end
+    return most
+end
+
+for _, dim in ipairs({ 2, 3 }) do
+    for _, solver in ipairs({ "fabrik", "ccd", "relax" }) do
+        it(string.format("%dD %s, no limits: a smoothly moving goal is met every frame, no joint turning more than 3x the animation's most (3 chains x %d frames)", dim, solver, FRAMES), function()
+            local rng = h.rng(dim * 100 + #solver)
+            for trial = 1, 3 do
+                local n = dim == 2 and 6 or 7
+                local lengths = {}
+                for i = 1, n do lengths[i] = 0.5 + rng.next() end
+                local make = dim == 2 and ik.chain2d or ik.chain3d
+                local puppet, chain = make(lengths), make(lengths)
+                chain:configure({ solver = solver, iterations = 10, tolerance = 1e-3 })
+                local play = animation(rng, dim, n)
+                play(puppet, 0)
+                if dim == 2 then chain:set_angles(puppet:angles()) else chain:set_rotations(puppet:rotations()) end
+                local before, shown = pose(chain, dim), pose(puppet, dim)
+                local met, most_solved, most_shown = 0, 0, 0
+                for frame = 1, FRAMES do
+                    play(puppet, frame)
+                    local reached = chain:solve(puppet:effector())
+                    if reached then met = met + 1 end
+                    local now, shown_now = pose(chain, dim), pose(puppet, dim)
+                    most_solved = math.max(most_solved, largest_turn(before, now, dim))
+                    most_shown = math.max(most_shown, largest_turn(shown, shown_now, dim))
+                    before, shown = now, shown_now
+                end
+                local what = string.format("trial %d: %d of %d frames met, largest turn %.4f, the animation's %.4f",
+                    trial, met, FRAMES, most_solved, most_shown)
+                assert(met == FRAMES, what)
+                assert(most_solved <= 3 * most_shown, what)
+            end
+        end)
+    end
+end
