@@ -473,9 +473,16 @@ describe("ik.love", function()
         -- frames; the next call grows them back once (about 1 KB, the same after 1 draw or
         -- 200,000). One draw first, so the count below is the draws' own.
         loop(1)
-        local before = collectgarbage("count")
-        loop(20000)
-        local grown = collectgarbage("count") - before
+        local function count()
+            local before = collectgarbage("count")
+            loop(20000)
+            return collectgarbage("count") - before
+        end
+        -- A one-off growth (LuaJIT, about 1 run in 10 in CI: 2.9 KB once) is counted again
+        -- and the smaller count kept, as spec/alloc_spec.lua does: garbage made per draw
+        -- would show in both (20,000 draws: 20 KB at a byte each).
+        local grown = count()
+        if grown >= 1 then grown = math.min(grown, count()) end
         collectgarbage("restart")
         assert.is_true(grown < 1, string.format("%.2f KB allocated", grown))
         assert.is_true(calls.line_count > 0 and calls.circle_count > 0 and calls.arc_count > 0)
