@@ -247,10 +247,17 @@ static inline ik_quat ik_q_mul(ik_quat a, ik_quat b)
                 a.w * b.z + a.x * b.y - a.y * b.x + a.z * b.w);
 }
 
-/* q / |q|; the identity for a zero (or non-finite) q. */
+/* q / |q|; the identity for a zero (or non-finite) q. One division for a q whose squared
+   length is within 1e-300 to 1e300 (every q the solvers make); outside, the length first so
+   that its square neither overflows nor underflows. */
 static inline ik_quat ik_q_normalize(ik_quat q)
 {
-    ik_real len = sqrt(q.w * q.w + q.x * q.x + q.y * q.y + q.z * q.z);
+    ik_real d = q.w * q.w + q.x * q.x + q.y * q.y + q.z * q.z, len, inv;
+    if (d < 1e300 && d > 1e-300) {
+        inv = 1 / sqrt(d);
+        return ik_q(q.w * inv, q.x * inv, q.y * inv, q.z * inv);
+    }
+    len = sqrt(d);
     if (!(len > 0.0) || !isfinite(len)) return ik_q_identity();
     return ik_q(q.w / len, q.x / len, q.y / len, q.z / len);
 }
@@ -320,16 +327,6 @@ static inline ik_quat ik_q_turn(ik_vec3 a, ik_vec3 b)
     ik_vec3 axis = ik_v3_cross(a, b);
     if (d > -0.5) return ik_q(1 + d, axis.x, axis.y, axis.z);
     return ik_q_from_to(a, b);
-}
-
-/* q / |q| by one division, for a q of length about 1 (within 1e-150 to 1e150); otherwise
-   as ik_q_normalize. */
-static inline ik_quat ik_q_unit(ik_quat q)
-{
-    ik_real d = q.w * q.w + q.x * q.x + q.y * q.y + q.z * q.z, inv;
-    if (!(d < 1e300 && d > 1e-300)) return ik_q_normalize(q);
-    inv = 1 / sqrt(d);
-    return ik_q(q.w * inv, q.x * inv, q.y * inv, q.z * inv);
 }
 
 /* The fraction t of the rotation q (w >= 0): same axis, t times the angle (a slerp). */
@@ -767,7 +764,7 @@ void ik_pose_points(ik_chain *chain, const ik_real *points, int first, int last)
 static IK_ALWAYS_INLINE void ik_turn_bone3(ik_chain *c, int i, ik_vec3 u)
 {
     ik_quat parent = i == 0 ? c->base_rot : c->wrot[i - 1];
-    ik_quat world = ik_q_unit(ik_q_mul(ik_q_turn(ik_dir3(c, i), u), c->wrot[i]));
+    ik_quat world = ik_q_normalize(ik_q_mul(ik_q_turn(ik_dir3(c, i), u), c->wrot[i]));
     ik_quat local = ik_q_mul(ik_q_conj(parent), world);
     ik_real k = (3 - (local.w * local.w + local.x * local.x + local.y * local.y + local.z * local.z)) / 2;
     ik_vec3 dir = ik_q_x_axis(world);
@@ -2866,9 +2863,9 @@ static int free_step3(ik_chain *c, int m, int first, const finish_rows *rows, ik
         ik_quat parent = j == 0 ? c->base_rot : c->wrot[j - 1], turn;
         r = ik_v3_scale(ik_v3_sub(tip, ik_joint3(c, j)), rows->unit);
         w = ik_v3_scale(ik_v3_cross(r, y), scale / 2);
-        turn = ik_q_unit(ik_q(1, w.x, w.y, w.z));
+        turn = ik_q_normalize(ik_q(1, w.x, w.y, w.z));
         turn = ik_q_mul(ik_q_mul(ik_q_conj(parent), turn), parent); /* in the parent's frame */
-        c->rot[j] = ik_q_unit(ik_q_mul(turn, c->rot[j]));
+        c->rot[j] = ik_q_normalize(ik_q_mul(turn, c->rot[j]));
     }
     ik_chain_mark_stale(c, first);
     ik_chain_fk(c);
@@ -3663,24 +3660,33 @@ static void two_bone_chain2d(ik_chain *c, ik_vec3 target)
 }
 
 /*
- * 3D chain: the vector form gives the middle joint, bending towards the pole, or, with no
- * pole, in the plane the chain bends in now (the middle joint's current offset). The bones
- * then turn onto the joint and the (closest) tip by their smallest rotations, keeping twist.
+ * 3D chain: the vector form gives the middle joint (its offset j from the base), bending
+ * towards the pole, or, with no pole, in the plane the chain bends in now (the middle
+ * joint's current offset). Only a target so far from the base that the difference
+ * overflows fails (returns 0).
  */
-static void two_bone_chain3d(ik_chain *c, ik_vec3 target)
+static int middle_offset3(const ik_chain *c, ik_vec3 base, ik_vec3 target, ik_vec3 *j)
 {
-    ik_vec3 base = ik_joint3(c, 0), middle, tip;
-    ik_vec3 to_target = ik_v3_sub(target, base);
     ik_vec3 bend = c->settings.use_pole
                        ? ik_v3(c->settings.pole[0], c->settings.pole[1], c->settings.pole[2])
                        : ik_v3_sub(ik_joint3(c, 1), base);
-    ik_real t[3], pole[3], j[3], *p = c->work;
+    ik_real t[3], pole[3], out[3];
     int valid;
-    t[0] = to_target.x, t[1] = to_target.y, t[2] = to_target.z;
-    pole[0] = bend.x, pole[1] = bend.y, pole[2] = bend.z;
-    /* Only a target so far from the base that the difference overflows fails here. */
-    if (ik_two_bone_joint3(t, c->length[0], c->length[1], pole, j, &valid) != IK_OK) return;
-    middle = ik_v3_add(base, ik_v3(j[0], j[1], j[2]));
+    ik_v3_store(t, ik_v3_sub(target, base));
+    ik_v3_store(pole, bend);
+    if (ik_two_bone_joint3(t, c->length[0], c->length[1], pole, out, &valid) != IK_OK) return 0;
+    *j = ik_v3_load(out);
+    return 1;
+}
+
+/* The bones turn onto the middle joint and the (closest) tip by their smallest rotations,
+   keeping twist. */
+static void two_bone_chain3d(ik_chain *c, ik_vec3 target)
+{
+    ik_vec3 base = ik_joint3(c, 0), j, middle, tip;
+    ik_real *p = c->work;
+    if (!middle_offset3(c, base, target, &j)) return;
+    middle = ik_v3_add(base, j);
     tip = ik_v3_add(middle, ik_v3_scale(ik_v3_normalize_or(ik_v3_sub(target, middle), ik_dir3(c, 1)),
                                         c->length[1]));
     ik_v3_store(p, base);
@@ -3697,23 +3703,16 @@ static void two_bone_chain3d(ik_chain *c, ik_vec3 target)
  */
 int ik_two_bone_lean3(ik_chain *c, ik_vec3 aim, ik_result *out)
 {
-    ik_vec3 base = ik_joint3(c, 0), middle;
-    ik_vec3 bend = c->settings.use_pole
-                       ? ik_v3(c->settings.pole[0], c->settings.pole[1], c->settings.pole[2])
-                       : ik_v3_sub(ik_joint3(c, 1), base);
-    ik_real t[3], pole[3], j[3], l0 = c->length[0];
-    int valid;
-    t[0] = aim.x - base.x, t[1] = aim.y - base.y, t[2] = aim.z - base.z;
-    pole[0] = bend.x, pole[1] = bend.y, pole[2] = bend.z;
+    ik_vec3 base = ik_joint3(c, 0), j, middle;
+    ik_real l0 = c->length[0];
     out->iterations = 1;
-    /* Only a target so far from the base that the difference overflows fails here. */
-    if (ik_two_bone_joint3(t, l0, c->length[1], pole, j, &valid) == IK_OK) {
-        middle = ik_v3_add(base, ik_v3(j[0], j[1], j[2]));
+    if (middle_offset3(c, base, aim, &j)) {
+        middle = ik_v3_add(base, j);
         /* |j| is l0 to rounding: j / l0 is bone 0's direction, unit enough for
            ik_turn_bone3. A bone of length 0 keeps its world rotation, as ik_pose_points
            keeps it for a segment with no direction. */
-        if (l0 > 1e-300) ik_turn_bone3(c, 0, ik_v3_scale(ik_v3(j[0], j[1], j[2]), 1 / l0));
-        else if (l0 > 0) ik_turn_bone3(c, 0, ik_v3_normalize_or(ik_v3(j[0], j[1], j[2]), ik_dir3(c, 0)));
+        if (l0 > 1e-300) ik_turn_bone3(c, 0, ik_v3_scale(j, 1 / l0));
+        else if (l0 > 0) ik_turn_bone3(c, 0, ik_v3_normalize_or(j, ik_dir3(c, 0)));
         else ik_turn_bone3(c, 0, ik_dir3(c, 0));
         ik_turn_bone3(c, 1, c->length[1] > 0 ? ik_v3_normalize_or(ik_v3_sub(aim, middle), ik_dir3(c, 1))
                                              : ik_dir3(c, 1));

@@ -407,7 +407,7 @@ void ik_pose_points(ik_chain *chain, const ik_real *points, int first, int last)
 static IK_ALWAYS_INLINE void ik_turn_bone3(ik_chain *c, int i, ik_vec3 u)
 {
     ik_quat parent = i == 0 ? c->base_rot : c->wrot[i - 1];
-    ik_quat world = ik_q_unit(ik_q_mul(ik_q_turn(ik_dir3(c, i), u), c->wrot[i]));
+    ik_quat world = ik_q_normalize(ik_q_mul(ik_q_turn(ik_dir3(c, i), u), c->wrot[i]));
     ik_quat local = ik_q_mul(ik_q_conj(parent), world);
     ik_real k = (3 - (local.w * local.w + local.x * local.x + local.y * local.y + local.z * local.z)) / 2;
     ik_vec3 dir = ik_q_x_axis(world);

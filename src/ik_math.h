@@ -243,10 +243,17 @@ static inline ik_quat ik_q_mul(ik_quat a, ik_quat b)
                 a.w * b.z + a.x * b.y - a.y * b.x + a.z * b.w);
 }
 
-/* q / |q|; the identity for a zero (or non-finite) q. */
+/* q / |q|; the identity for a zero (or non-finite) q. One division for a q whose squared
+   length is within 1e-300 to 1e300 (every q the solvers make); outside, the length first so
+   that its square neither overflows nor underflows. */
 static inline ik_quat ik_q_normalize(ik_quat q)
 {
-    ik_real len = sqrt(q.w * q.w + q.x * q.x + q.y * q.y + q.z * q.z);
+    ik_real d = q.w * q.w + q.x * q.x + q.y * q.y + q.z * q.z, len, inv;
+    if (d < 1e300 && d > 1e-300) {
+        inv = 1 / sqrt(d);
+        return ik_q(q.w * inv, q.x * inv, q.y * inv, q.z * inv);
+    }
+    len = sqrt(d);
     if (!(len > 0.0) || !isfinite(len)) return ik_q_identity();
     return ik_q(q.w / len, q.x / len, q.y / len, q.z / len);
 }
@@ -316,16 +323,6 @@ static inline ik_quat ik_q_turn(ik_vec3 a, ik_vec3 b)
     ik_vec3 axis = ik_v3_cross(a, b);
     if (d > -0.5) return ik_q(1 + d, axis.x, axis.y, axis.z);
     return ik_q_from_to(a, b);
-}
-
-/* q / |q| by one division, for a q of length about 1 (within 1e-150 to 1e150); otherwise
-   as ik_q_normalize. */
-static inline ik_quat ik_q_unit(ik_quat q)
-{
-    ik_real d = q.w * q.w + q.x * q.x + q.y * q.y + q.z * q.z, inv;
-    if (!(d < 1e300 && d > 1e-300)) return ik_q_normalize(q);
-    inv = 1 / sqrt(d);
-    return ik_q(q.w * inv, q.x * inv, q.y * inv, q.z * inv);
 }
 
 /* The fraction t of the rotation q (w >= 0): same axis, t times the angle (a slerp). */

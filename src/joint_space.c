@@ -424,9 +424,9 @@ static int free_step3(ik_chain *c, int m, int first, const finish_rows *rows, ik
         ik_quat parent = j == 0 ? c->base_rot : c->wrot[j - 1], turn;
         r = ik_v3_scale(ik_v3_sub(tip, ik_joint3(c, j)), rows->unit);
         w = ik_v3_scale(ik_v3_cross(r, y), scale / 2);
-        turn = ik_q_unit(ik_q(1, w.x, w.y, w.z));
+        turn = ik_q_normalize(ik_q(1, w.x, w.y, w.z));
         turn = ik_q_mul(ik_q_mul(ik_q_conj(parent), turn), parent); /* in the parent's frame */
-        c->rot[j] = ik_q_unit(ik_q_mul(turn, c->rot[j]));
+        c->rot[j] = ik_q_normalize(ik_q_mul(turn, c->rot[j]));
     }
     ik_chain_mark_stale(c, first);
     ik_chain_fk(c);
