@@ -24,14 +24,14 @@ local function needed_build()
         return host, "the LuaJIT build: `make luajit` (build/luajit/ik/core.so)"
     end
     local version = tostring(_VERSION)
-    local minor = version:match("^Lua 5%.([1-4])$")
+    local minor = version:match("^Lua 5%.([1-5])$")
     if minor == "4" then
         return version, "the Lua 5.4 build: `make` (build/lua5.4/ik/core.so)"
     elseif minor then
         return version, ("the Lua 5.%s build: `make lua5.%s` (build/lua5.%s/ik/core.so)"):format(
             minor, minor, minor)
     end
-    return version, "a build ik does not have: it builds for Lua 5.1 to 5.4 and LuaJIT 2.1"
+    return version, "a build ik does not have: it builds for Lua 5.1 to 5.5 and LuaJIT 2.1"
 end
 
 -- A C module built for another Lua fails in the loader ("undefined symbol: ...") or in
