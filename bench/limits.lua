@@ -567,7 +567,7 @@ local function repro_row(as_rig)
     for i = 2, 4 do pose[i] = limits[i].min + (limits[i].max - limits[i].min) * u[i][1] end
     probe:set_angles(pose)
     local x, y = probe:effector()
-    local ok, its, t0
+    local ok, _, its, t0 -- a _ of its own: Lua 5.5's loop variable (the _ above) is read-only
     if as_rig then
       local body, arm = ik.chain2d({1.0}), ik.chain2d({0.8, 1.5, 1.4})
       arm:attach(body, 2, 0)

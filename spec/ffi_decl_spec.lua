@@ -20,8 +20,8 @@ local C_TO_FFI = {
 local function fields(body, from_c)
     local list = {}
     body = body:gsub("/%*.-%*/", "") -- comments first: they may hold semicolons
-    for decl in body:gmatch("([^;]+);") do
-        decl = decl:gsub("%s+", " "):gsub("^ ", ""):gsub(" $", "")
+    for found in body:gmatch("([^;]+);") do
+        local decl = found:gsub("%s+", " "):gsub("^ ", ""):gsub(" $", "")
         if from_c then
             for _, pair in ipairs(C_TO_FFI) do
                 decl = decl:gsub("%f[%w_]" .. pair[1] .. "%f[^%w_]", pair[2])
