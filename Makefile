@@ -5,14 +5,17 @@
 #   make amalgamation  dist/ik.h, dist/ik.c and dist/ik_lua.c: ik in single files
 #   make luajit   build/luajit/ik/core.so (LuaJIT 2.1, what LOVE 11 embeds)
 #   make lua5.1, make lua5.2, make lua5.3   build/lua5.X/ik/core.so (make lua5.4: the same)
+#   make lua5.5   build/lua5.5/ik/core.so, from the headers in LUA55_INC (/usr/include/lua5.5;
+#                 `make lua5.5 LUA55_INC=dir` for a Lua 5.5 built from source)
 #   make windows  build/windows/ik/core.dll: LuaJIT 2.1 on 64-bit Windows (LÖVE 11), with
 #                 mingw-w64; LuaJIT for Windows built once from Debian's source package
 #   make love-folder  build/love/ik/: the folder a LÖVE game copies next to its main.lua (the
 #                 Lua files, core.so for Linux and core.dll for Windows) and its zip
 #   make test-windows  the busted specs under wine, with that LuaJIT and the folder's core.dll
-#   make test     the modules, the busted specs under Lua 5.4, LuaJIT, 5.1, 5.2 and 5.3, the
-#                 C example, the engine host (examples/host/) and the test inside LÖVE
-#                 (spec/love/)
+#   make test     the modules, the busted specs under Lua 5.4, LuaJIT, 5.1, 5.2 and 5.3 (and
+#                 5.5 when a lua5.5 command and its headers are there; one line says it
+#                 skipped 5.5 otherwise), the C example, the engine host (examples/host/) and
+#                 the test inside LÖVE (spec/love/)
 #   make readme-check  the README's marked code blocks run as written (tools/readme_check.sh;
 #                 make test runs it too)
 #   make demo     the headless demo: a table of solves and SVG pictures in demo/out/
@@ -123,8 +126,8 @@ build/luajit/ik/core.so: $(CORE_SRC) $(BIND_SRC) $(CORE_HDR) $(BIND_HDR)
 	$(call say,CC,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) -I$(LUAJIT_INC) -shared $(CORE_SRC) $(BIND_SRC) -o $@ -lm
 
-# Lua 5.1 to 5.4: one module each from the same sources, each in its own directory,
-# build/lua5.X/ik/core.so (`make lua5.1` to `make lua5.4`; `make` builds the Lua 5.4 one),
+# Lua 5.1 to 5.5: one module each from the same sources, each in its own directory,
+# build/lua5.X/ik/core.so (`make lua5.1` to `make lua5.5`; `make` builds the Lua 5.4 one),
 # and build/luajit/ the LuaJIT one.
 # Every Lua-version difference is in $(BIND_HDR); a build loaded into the wrong Lua says
 # which one it needs (src/ik_lua_compat.h, lua/ik/init.lua).
@@ -137,6 +140,23 @@ LUA_OTHER_MOD := $(LUA_OTHER:%=build/lua%/ik/core.so)
 .PHONY: $(LUA_OTHER:%=lua%) lua5.4
 $(LUA_OTHER:%=lua%): lua%: build/lua%/ik/core.so
 lua5.4: $(LUA54_MOD)
+
+# Lua 5.5, by the same rule. Debian 12 has no Lua 5.5, so `make deps` installs none and
+# LUA55_INC may name the headers of one built from source. `make test` builds and tests it
+# only when a lua5.5 command and those headers are there; LUA55_SKIP says why it does not.
+LUA55_INC  ?= /usr/include/lua5.5
+LUA55_MOD  := build/lua5.5/ik/core.so
+LUA55_SKIP := $(if $(shell command -v lua5.5 2>/dev/null),$(if $(wildcard $(LUA55_INC)/lua.h),,no Lua 5.5 \
+              headers in $(LUA55_INC) (make test LUA55_INC=dir)),no lua5.5 command on PATH)
+
+.PHONY: lua5.5 lua55-headers
+lua5.5: $(LUA55_MOD)
+$(LUA55_MOD): | lua55-headers
+lua55-headers:
+	@grep -qs '^#define LUA_VERSION_MINOR_N[[:space:]]*5$$' $(LUA55_INC)/lua.h || { \
+	    echo "make lua5.5: no Lua 5.5 headers (lua.h) in $(LUA55_INC): install them, or name" \
+	         "their directory: make lua5.5 LUA55_INC=dir" >&2; \
+	    exit 1; }
 
 # The stem is the minor version: build/lua5.1/ik/core.so takes its headers from $(LUA51_INC).
 build/lua5.%/ik/core.so: $(CORE_SRC) $(BIND_SRC) $(CORE_HDR) $(BIND_HDR)
@@ -304,9 +324,10 @@ test-tsan: deps build/tsan/threads
 deps:
 	@sh tools/deps.sh
 
-test: deps all luajit $(LUA_OTHER_MOD) build/examples/host $(LOVE_SPEC_IK) build/tests/edge_scale \
-      build/tests/threads $(BATCH_TESTS) $(REPLAY_BIN)
-	@IK_SOURCES="$(CORE_SRC) $(BIND_SRC)" IK_BATCH_TESTS="$(BATCH_TESTS)" IK_FUZZERS="$(FUZZERS)" sh spec/run.sh
+test: deps all luajit $(LUA_OTHER_MOD) $(if $(LUA55_SKIP),,$(LUA55_MOD)) build/examples/host $(LOVE_SPEC_IK) \
+      build/tests/edge_scale build/tests/threads $(BATCH_TESTS) $(REPLAY_BIN)
+	@IK_SOURCES="$(CORE_SRC) $(BIND_SRC)" IK_BATCH_TESTS="$(BATCH_TESTS)" IK_FUZZERS="$(FUZZERS)" \
+	    IK_LUA55_SKIP="$(LUA55_SKIP)" sh spec/run.sh
 
 # The README's examples: Lua under Lua 5.4 and LuaJIT, the LÖVE main.lua (inside LÖVE too
 # when it is installed), the C snippets built with the commands they show.
