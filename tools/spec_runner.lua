@@ -1,5 +1,7 @@
 -- A small busted-compatible spec runner, for a Lua that cannot load busted's C dependencies
--- (luafilesystem, lua-term, luasystem): the Windows LuaJIT under wine (`make test-windows`).
+-- (luafilesystem, lua-term, luasystem): the Windows LuaJIT under wine (`make test-windows`),
+-- and Lua 5.5 where busted's modules do not load in it (`make test`: Debian 12's penlight
+-- does not compile under 5.5, and its luafilesystem is built for 5.4).
 -- Pure Lua; its assertions are Debian's luassert and say, which are pure Lua too.
 --
 --   luajit tools/spec_runner.lua [--lpath=P] [--cpath=P] [-o tools/busted_tap.lua] FILE...
