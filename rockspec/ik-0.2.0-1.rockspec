@@ -1,6 +1,6 @@
 -- From the repository root, for the Lua that will load it (add --local, or --tree DIR, to
 -- install without root):
---   luarocks --lua-version=5.4 make rockspec/ik-0.2.0-1.rockspec   (or 5.1, 5.2, 5.3)
+--   luarocks --lua-version=5.4 make rockspec/ik-0.2.0-1.rockspec   (or 5.1, 5.2, 5.3, 5.5)
 -- Debian's luarocks defaults to Lua 5.1 and finds each version's headers in
 -- /usr/include/lua5.X (packages liblua5.X-dev); elsewhere pass LUA_INCDIR=... .
 -- LuaJIT 2.1 (LÖVE's Lua) uses luarocks' Lua 5.1 trees; build against LuaJIT's own headers:
@@ -24,13 +24,13 @@ description = {
 A C99 core (no Lua in it) and a Lua module for 2D and 3D bone chains and rigs: the analytic
 two-bone solve in angle and vector form, CCD, FABRIK and constraint relaxation, with joint
 limits, orientation goals, aiming, attached chains solved together, warm starts and nothing
-allocated per solve; for Lua 5.1 to 5.4 and LuaJIT 2.1.
+allocated per solve; for Lua 5.1 to 5.5 and LuaJIT 2.1.
 ]],
     license = "MIT",
     labels = { "ik", "inverse-kinematics", "animation", "gamedev", "love2d" },
 }
 dependencies = {
-    "lua >= 5.1, < 5.5",
+    "lua >= 5.1, < 5.6",
 }
 build = {
     type = "builtin",
