@@ -194,6 +194,9 @@ typedef struct finish_rows {
     ik_real unit;      /* 1 / the reach: the steps measure lengths in reaches */
     ik_real scale;     /* of the orientation rows (in reaches) */
     ik_real e[6];      /* the error: (target - tip) * unit, then the turn needed (times scale) */
+    ik_vec3 gap_axis;  /* 3D, oriented: the tip bone's hinge axis, or the gap's direction
+                          (world; see gap_turn) */
+    int hinge_tip;     /* the tip bone's limit is a hinge */
     ik_real distance;  /* the tip's from the target (world units) */
 } finish_rows;
 
@@ -238,8 +241,15 @@ static int finish_error(const ik_chain *c, ik_vec3 target, int m, finish_rows *r
     rows->e[0] = e.x * rows->unit, rows->e[1] = e.y * rows->unit, rows->e[2] = e.z * rows->unit;
     rows->k = c->dim;
     *size = d * rows->unit;
+    rows->gap_axis = ik_v3(0, 0, 0);
+    rows->hinge_tip = 0;
     if (!rows->oriented) return d <= tolerance;
     gap = orientation_gap(c, m);
+    if (c->dim == 3) {
+        rows->hinge_tip = (c->limit[m].flags & IK_LIMIT_HINGE) != 0;
+        rows->gap_axis = rows->hinge_tip ? ik_q_rotate(c->wrot[m - 1], c->limit[m].axis)
+                                         : ik_v3_normalize_or(gap, ik_v3(0, 0, 0));
+    }
     rows->e[c->dim] = rows->scale * gap.x;
     if (c->dim == 3) rows->e[4] = rows->scale * gap.y, rows->e[5] = rows->scale * gap.z;
     rows->k = c->dim == 2 ? 3 : 6;
@@ -254,6 +264,21 @@ static int finish_error(const ik_chain *c, ik_vec3 target, int m, finish_rows *r
            d + gap_angle(c, gap) * c->length[m] <= tolerance;
 }
 
+/*
+ * How a turn of bone m - 1 (world rotation vector) changes the orientation gap, to first
+ * order: the tip bone's limit takes whatever part of it the tip can turn back. A hinge takes
+ * the part about its axis; a cone and twist take the turns within the cone and the twist's
+ * range, so only the part along the gap itself (out across the bound) is left. Taken whole,
+ * as the gap's change, the steps spent their turns where the tip undid them: on 500 3-bone
+ * chains with limits and an orientation goal (bench/limits.lua), most misses were crawls,
+ * 0.002 to 0.007 short after 64 iterations, and 3.4% more reached with 1000.
+ */
+static ik_vec3 gap_turn(const finish_rows *rows, ik_vec3 turn)
+{
+    ik_vec3 along = ik_v3_scale(rows->gap_axis, ik_v3_dot(rows->gap_axis, turn));
+    return rows->hinge_tip ? ik_v3_sub(turn, along) : along;
+}
+
 /* Joint j's columns of the step (1 to 3), each of rows->k entries; returns how many. */
 static int joint_columns(const ik_chain *c, int j, int mode, ik_vec3 r, const finish_rows *rows, ik_real col[3][6])
 {
@@ -265,9 +290,9 @@ static int joint_columns(const ik_chain *c, int j, int mode, ik_vec3 r, const fi
     }
     n = ik_joint_axes(c, j, mode, axes);
     for (i = 0; i < n; i++) {
-        ik_vec3 v = ik_v3_cross(axes[i], r);
+        ik_vec3 v = ik_v3_cross(axes[i], r), a = gap_turn(rows, axes[i]);
         col[i][0] = v.x, col[i][1] = v.y, col[i][2] = v.z;
-        col[i][3] = rows->scale * axes[i].x, col[i][4] = rows->scale * axes[i].y, col[i][5] = rows->scale * axes[i].z;
+        col[i][3] = rows->scale * a.x, col[i][4] = rows->scale * a.y, col[i][5] = rows->scale * a.z;
     }
     return n;
 }
