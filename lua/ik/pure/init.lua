@@ -1,0 +1,877 @@
+-- ik.pure: the API of the C module ik.core in plain Lua (5.1 to 5.5, LuaJIT), for hosts that
+-- cannot load a C module. This file is src/ik_lua.c's counterpart: the same argument checks
+-- in the same order, the same messages, the same values returned (counts and indices
+-- integers, coordinates floats); the work is done by the files beside it, which mirror
+-- src/ file for file (chain.lua is chain.c, math.lua is ik_math.h), so the results are the
+-- C core's, bit for bit where the VM computes in IEEE doubles with the same libm.
+--
+-- Ported: ik.chain2d, ik.chain3d, _VERSION, backend ("lua"); the chain methods count, dim,
+-- reach, joint, effector, positions, length, set_length, weight, set_weight, base,
+-- set_base, angle, set_angle, world_angle, angles, set_angles, rotation, set_rotation,
+-- world_rotation, rotations, set_rotations, stretch_factor, configure, settings,
+-- set_target, target, clear_target, set_target_angle, target_angle, set_target_rotation,
+-- target_rotation, attach, detach, parent, attach_tip, detach_tip, tip_parent, clone,
+-- __len, __tostring.
+-- Not yet (absent, not stubs): the stateless solves (two_bone, two_bone_joint,
+-- two_bone_middle, two_bone_middle3, two_bone_joint3, soft_distance), chain2d_points,
+-- chain3d_points, solve_many, rig, gait; the methods set_points, set_limit, limit,
+-- set_hinge, set_cone, set_twist, clear_limit, goal_error, solve, solve_fabrik, solve_ccd,
+-- solve_relax, solve_two_bone, solve_aim, drag, simulate, set_rest.
+--
+-- A chain is a handle: a table whose metatable is private (getmetatable gives "ik.chain",
+-- as for the C module's userdata) and which holds the core's chain (chain.lua) under a
+-- private key. The handle's array part holds n values so that #chain is n where __len is
+-- not consulted for tables (Lua 5.1, LuaJIT). A C chain handed to this module is refused
+-- as any other foreign value is ("ik chain expected, got userdata"), and a pure chain by
+-- the C module ("got table").
+--
+-- Errors are raised as luaL_argerror raises them, the function named as the call site
+-- names it (see arg_error). Every function of the API takes its arguments as `...`, so
+-- that a missing argument ("no value") is told from a nil one, as the C API tells them,
+-- and checks them one statement at a time, in the C's order. No function of the API ends
+-- in a tail call that can raise an error: the error names the API function's frame.
+
+local chain = require("ik.pure.chain")
+
+local type, select, rawget, rawset, rawequal, next = type, select, rawget, rawset, rawequal, next
+local error, setmetatable, format = error, setmetatable, string.format
+local floor = math.floor
+local rawlen = rawlen or function(t) return #t end -- 5.1, LuaJIT: # is raw on tables
+local getinfo = debug and debug.getinfo
+local getmetatable_raw = debug and debug.getmetatable or getmetatable
+
+local status_string = chain.status_string
+local OK, MAX_COORD, MAX_BONES = chain.OK, chain.MAX_COORD, chain.MAX_BONES
+
+local MT = {}         -- the chains' metatable
+local methods = {}    -- its __index
+local CORE = {}       -- the key under which a handle holds its chain
+local api = {}        -- every function of the API: arg_error looks for its frame
+
+local ik = {}
+
+-- ---- arguments ----
+
+-- Where luaL_argerror looks for a function's name when the call site gives none: Lua 5.1
+-- and LuaJIT nowhere ("?"), 5.2 the global table, 5.3 and later the loaded modules (two
+-- levels deep, "_G." dropped).
+local version = _VERSION
+local function findfield(obj, t, level)
+    if level == 0 or type(t) ~= "table" then return nil end
+    for k, v in next, t do
+        if type(k) == "string" then
+            if rawequal(v, obj) then return k end
+            local name = findfield(obj, v, level - 1)
+            if name then return k .. "." .. name end
+        end
+    end
+    return nil
+end
+
+local function global_name(f)
+    if version == "Lua 5.1" or type(jit) == "table" then return nil end
+    if version == "Lua 5.2" then return findfield(f, _G, 2) end
+    local name = package and findfield(f, package.loaded, 2)
+    if name and name:sub(1, 3) == "_G." then name = name:sub(4) end
+    return name
+end
+
+-- luaL_argerror: "bad argument #arg to 'name' (message)", with the position of the Lua code
+-- that called the function of the API. As the C API does: a method call ("method" in the
+-- debug information) does not count self, and a bad self reads "calling 'name' on bad
+-- self"; with no name from the call site, global_name or "?". The frame of the API function
+-- is found by looking for it, so helpers may call this at any depth.
+local function arg_error(arg, message)
+    local level, info = 2, nil
+    if getinfo then
+        info = getinfo(level, "nf")
+        while info and not api[info.func] do
+            level = level + 1
+            info = getinfo(level, "nf")
+        end
+    end
+    if info == nil then error(format("bad argument #%d (%s)", arg, message), 2) end
+    local name = info.name
+    if info.namewhat == "method" then
+        arg = arg - 1
+        if arg == 0 then error(format("calling '%s' on bad self (%s)", name, message), level + 1) end
+    end
+    if name == nil then name = global_name(info.func) or "?" end
+    error(format("bad argument #%d to '%s' (%s)", arg, name, message), level + 1)
+end
+
+-- luaL_typename of argument arg, given the number of arguments top.
+local function typename(v, arg, top)
+    if arg > top then return "no value" end
+    return type(v)
+end
+
+local function type_error(arg, expected, v, top)
+    arg_error(arg, expected .. " expected, got " .. typename(v, arg, top))
+end
+
+-- The chain of the handle v, or nil when v is not one.
+local function to_chain(v)
+    if type(v) ~= "table" then return nil end
+    return rawget(v, CORE)
+end
+
+local function check_chain(v, arg, top)
+    local c = to_chain(v)
+    if c == nil then type_error(arg, "ik chain", v, top) end
+    return c
+end
+
+-- The 2D (3D) methods refuse a chain of the other dimension before reading arguments.
+local function check_chain_dim(v, top, dim)
+    local c = check_chain(v, 1, top)
+    if c.dim ~= dim then
+        arg_error(1, dim == 2 and "a 2D chain expected (this one is 3D)" or "a 3D chain expected (this one is 2D)")
+    end
+    return c
+end
+
+local function check_status(status, arg)
+    if status ~= OK then arg_error(arg, status_string(status)) end
+end
+
+-- NaN and the infinities are not whole.
+local function is_whole(v) return v - v == 0 and v == floor(v) end
+
+-- A number, never a string that looks like one; -0 becomes +0.
+local function check_number(v, arg, top)
+    if type(v) ~= "number" then type_error(arg, "number", v, top) end
+    return v + 0.0
+end
+
+local function check_real(v, arg, top)
+    v = check_number(v, arg, top)
+    if not (v - v == 0) then arg_error(arg, "number has no finite value") end
+    return v
+end
+
+local function opt_real(v, arg, top, def)
+    if v == nil then return def end
+    return check_real(v, arg, top)
+end
+
+-- A base or target coordinate: finite and within MAX_COORD (the core's range).
+local function check_coord(v, arg, top)
+    v = check_real(v, arg, top)
+    if v > MAX_COORD or v < -MAX_COORD then arg_error(arg, status_string(chain.ERR_RANGE)) end
+    return v
+end
+
+local function opt_coord(v, arg, top)
+    if v == nil then return 0.0 end
+    return check_coord(v, arg, top)
+end
+
+-- A 1-based index in 1..count; returns it 0-based (an integer), for the core.
+local function check_index(v, arg, top, count)
+    v = check_number(v, arg, top)
+    if not is_whole(v) then arg_error(arg, "number has no integer representation") end
+    if v < 1 or v > count then arg_error(arg, "index out of range") end
+    return floor(v) - 1
+end
+
+-- Nothing at arg or after it (the arguments from 1 on are ...), as a call that takes fewer
+-- arguments expects (nil is fine).
+local function check_no_more(arg, why, ...)
+    for k = arg, select("#", ...) do
+        if select(k, ...) ~= nil then arg_error(k, why) end
+    end
+end
+
+-- Whether an optional quaternion is given: any of its four values not nil. Given in part,
+-- check_quat then names the first missing one.
+local function quat_given(w, x, y, z) return w ~= nil or x ~= nil or y ~= nil or z ~= nil end
+
+-- Four finite numbers from argument arg on: a quaternion w, x, y, z (the core normalises).
+local function check_quat(arg, top, w, x, y, z)
+    w = check_real(w, arg, top)
+    x = check_real(x, arg + 1, top)
+    y = check_real(y, arg + 2, top)
+    z = check_real(z, arg + 3, top)
+    return w, x, y, z
+end
+
+-- Whether the table t has an __index metamethod: read raw, it would look empty.
+local function is_proxy(t)
+    local mt = getmetatable_raw(t)
+    return type(mt) == "table" and rawget(mt, "__index") ~= nil
+end
+
+-- A table to read (raw): one with an __index metamethod would read as empty, so no.
+local function check_input_table(v, arg, top)
+    if type(v) ~= "table" then type_error(arg, "table", v, top) end
+    if is_proxy(v) then arg_error(arg, "a plain table expected (this one has an __index metamethod)") end
+end
+
+-- The table to fill, or a new one when v is nil.
+local function out_table(v, arg, top)
+    if v == nil then return {} end
+    if type(v) ~= "table" then type_error(arg, "table or nil", v, top) end
+    return v
+end
+
+-- Element k of the array t at arg (read raw) as a finite number; what names the element.
+local function check_element(t, arg, k, what)
+    local v = rawget(t, k)
+    if type(v) ~= "number" then arg_error(arg, format("%s %d: number expected, got %s", what, k, type(v))) end
+    v = v + 0.0
+    if not (v - v == 0) then arg_error(arg, format("%s %d: number has no finite value", what, k)) end
+    return v
+end
+
+-- Sets t[k] = nil for k = from, from + 1, ... while they are not nil (a reused table).
+local function clear_tail(t, from)
+    local k = from
+    while rawget(t, k) ~= nil do
+        rawset(t, k, nil)
+        k = k + 1
+    end
+end
+
+-- A C string of s, as lua_pushfstring's %s prints one: up to its first zero byte.
+local function c_string(s)
+    local z = s:find("\0", 1, true)
+    if z then return s:sub(1, z - 1) end
+    return s
+end
+
+-- ---- construction ----
+
+-- The handle of a new chain c.
+local function new_handle(c)
+    local h = { [CORE] = c }
+    for k = 1, c.n do h[k] = true end
+    c.box = h
+    return setmetatable(h, MT)
+end
+
+-- Reads n = #t lengths from the table t at arg: the array (0-based) and n.
+local function read_lengths(t, arg, top)
+    check_input_table(t, arg, top)
+    local n = rawlen(t)
+    if n < 1 then arg_error(arg, status_string(chain.ERR_COUNT)) end
+    if n > MAX_BONES then arg_error(arg, status_string(chain.ERR_TOO_LARGE)) end
+    local lengths = {}
+    for k = 1, n do
+        local v = check_element(t, arg, k, "length")
+        if v < 0 then arg_error(arg, format("length %d is negative", k)) end
+        if v > MAX_COORD then arg_error(arg, format("length %d: %s", k, status_string(chain.ERR_RANGE))) end
+        lengths[k - 1] = v
+    end
+    return lengths, n
+end
+
+-- ik.chain2d(lengths [, x, y [, angle]]) and ik.chain3d(lengths [, x, y, z [, w, qx, qy, qz]]).
+local function new_chain(dim, ...)
+    local top = select("#", ...)
+    local t, x, y, z, w, qx, qy, qz = ...
+    if dim == 2 then
+        check_no_more(5, "no value expected (chain2d takes lengths, x, y, angle)", ...)
+    else
+        check_no_more(9, "no value expected (chain3d takes lengths, x, y, z, w, qx, qy, qz)", ...)
+    end
+    top = dim == 2 and 5 or 9 -- the C's lua_settop: the arguments up to there are nil, not none
+    local lengths, n = read_lengths(t, 1, top)
+    x = opt_coord(x, 2, top)
+    y = opt_coord(y, 3, top)
+    local rotated = false
+    if dim == 2 then
+        z = opt_real(z, 4, top, 0.0)
+    else
+        z = opt_coord(z, 4, top)
+        rotated = quat_given(w, qx, qy, qz)
+        if rotated then
+            w, qx, qy, qz = check_quat(5, top, w, qx, qy, qz)
+            if w == 0 and qx == 0 and qy == 0 and qz == 0 then arg_error(5, status_string(chain.ERR_ZERO_ROTATION)) end
+        end
+    end
+    local st, c
+    if dim == 2 then
+        st, c = chain.chain2d_create(n, lengths)
+        check_status(st, 1)
+        check_status(chain.chain2d_set_base(c, x, y, z), 2)
+    else
+        st, c = chain.chain3d_create(n, lengths)
+        check_status(st, 1)
+        if rotated then
+            check_status(chain.chain3d_set_base(c, x, y, z, w, qx, qy, qz), 2)
+        else
+            check_status(chain.chain3d_set_base(c, x, y, z), 2)
+        end
+    end
+    return new_handle(c)
+end
+
+function ik.chain2d(...) return (new_chain(2, ...)) end
+function ik.chain3d(...) return (new_chain(3, ...)) end
+
+-- chain:clone(): a chain that behaves exactly as this one (its parent and tip hold too;
+-- not its children).
+function methods.clone(...)
+    local c = check_chain((...), 1, select("#", ...))
+    local st, copy = chain.chain_copy(c)
+    check_status(st, 1)
+    return new_handle(copy)
+end
+
+-- ---- methods: shape and pose ----
+
+function methods.count(...)
+    return check_chain((...), 1, select("#", ...)).n
+end
+
+function methods.dim(...)
+    return check_chain((...), 1, select("#", ...)).dim
+end
+
+function methods.reach(...)
+    return check_chain((...), 1, select("#", ...)).reach
+end
+
+local function chain_tostring(...)
+    local c = check_chain((...), 1, select("#", ...))
+    return format("ik.chain%dd(%d bone%s)", c.dim, c.n, c.n == 1 and "" or "s")
+end
+
+local function push_joint(c, joint)
+    local p, dim = chain.chain_positions(c), c.dim
+    local k = joint * dim
+    if dim == 2 then return p[k], p[k + 1] end
+    return p[k], p[k + 1], p[k + 2]
+end
+
+function methods.joint(...)
+    local top = select("#", ...)
+    local h, i = ...
+    local c = check_chain(h, 1, top)
+    return push_joint(c, check_index(i, 2, top, c.n + 1))
+end
+
+function methods.effector(...)
+    local c = check_chain((...), 1, select("#", ...))
+    return push_joint(c, c.n)
+end
+
+function methods.positions(...)
+    local top = select("#", ...)
+    local h, out = ...
+    local c = check_chain(h, 1, top)
+    local count = (c.n + 1) * c.dim
+    out = out_table(out, 2, top)
+    local p = chain.chain_positions(c)
+    for k = 1, count do rawset(out, k, p[k - 1]) end
+    clear_tail(out, count + 1) -- a table reused from a longer chain keeps no tail
+    return out
+end
+
+function methods.length(...)
+    local top = select("#", ...)
+    local h, i = ...
+    local c = check_chain(h, 1, top)
+    local st, length = chain.chain_length(c, check_index(i, 2, top, c.n))
+    check_status(st, 2)
+    return length
+end
+
+function methods.set_length(...)
+    local top = select("#", ...)
+    local h, i, length = ...
+    local c = check_chain(h, 1, top)
+    local bone = check_index(i, 2, top, c.n)
+    check_status(chain.chain_set_length(c, bone, check_real(length, 3, top)), 3)
+end
+
+function methods.weight(...)
+    local top = select("#", ...)
+    local h, i = ...
+    local c = check_chain(h, 1, top)
+    local st, weight = chain.chain_weight(c, check_index(i, 2, top, c.n + 1))
+    check_status(st, 2)
+    return weight
+end
+
+function methods.set_weight(...)
+    local top = select("#", ...)
+    local h, i, weight = ...
+    local c = check_chain(h, 1, top)
+    local joint = check_index(i, 2, top, c.n + 1)
+    check_status(chain.chain_set_weight(c, joint, check_real(weight, 3, top)), 3)
+end
+
+-- 2D: x, y, angle; 3D: x, y, z, w, qx, qy, qz.
+local function base_of(c, arg)
+    if c.dim == 2 then
+        local st, x, y, angle = chain.chain2d_base(c)
+        check_status(st, arg)
+        return x, y, angle
+    end
+    local st, x, y, z, w, qx, qy, qz = chain.chain3d_base(c)
+    check_status(st, arg)
+    return x, y, z, w, qx, qy, qz
+end
+
+function methods.base(...)
+    local c = check_chain((...), 1, select("#", ...))
+    local x, y, z, w, qx, qy, qz = base_of(c, 1)
+    if c.dim == 2 then return x, y, z end
+    return x, y, z, w, qx, qy, qz
+end
+
+local function check_free(c)
+    if c.parent then arg_error(1, "the chain hangs on a parent, which places its base (detach it first)") end
+end
+
+-- 2D: set_base(x, y [, angle]); 3D: set_base(x, y, z [, w, qx, qy, qz]).
+function methods.set_base(...)
+    local top = select("#", ...)
+    local h, x, y, z, w, qx, qy, qz = ...
+    local c = check_chain(h, 1, top)
+    if c.dim == 2 then
+        x = check_coord(x, 2, top)
+        y = check_coord(y, 3, top)
+        local _, _, angle = base_of(c, 1)
+        if z ~= nil then angle = check_real(z, 4, top) end
+        if top >= 5 then check_no_more(5, "no value expected (a 2D base is x, y, angle)", ...) end
+        check_free(c)
+        check_status(chain.chain2d_set_base(c, x, y, angle), 2)
+        return
+    end
+    x = check_coord(x, 2, top)
+    y = check_coord(y, 3, top)
+    z = check_coord(z, 4, top)
+    local rotated = quat_given(w, qx, qy, qz)
+    if rotated then w, qx, qy, qz = check_quat(5, top, w, qx, qy, qz) end
+    if top >= 9 then check_no_more(9, "no value expected (a 3D base is x, y, z, w, qx, qy, qz)", ...) end
+    check_free(c)
+    if rotated then
+        check_status(chain.chain3d_set_base(c, x, y, z, w, qx, qy, qz), 5)
+    else
+        check_status(chain.chain3d_set_base(c, x, y, z), 5)
+    end
+end
+
+function methods.angle(...)
+    local top = select("#", ...)
+    local h, i = ...
+    local c = check_chain_dim(h, top, 2)
+    local st, angle = chain.chain2d_angle(c, check_index(i, 2, top, c.n))
+    check_status(st, 2)
+    return angle
+end
+
+function methods.set_angle(...)
+    local top = select("#", ...)
+    local h, i, angle = ...
+    local c = check_chain_dim(h, top, 2)
+    local bone = check_index(i, 2, top, c.n)
+    check_status(chain.chain2d_set_angle(c, bone, check_real(angle, 3, top)), 3)
+end
+
+function methods.world_angle(...)
+    local top = select("#", ...)
+    local h, i = ...
+    local c = check_chain_dim(h, top, 2)
+    local bone = check_index(i, 2, top, c.n)
+    local st, angle = chain.chain2d_world_angle(c, bone)
+    check_status(st, 2)
+    return angle
+end
+
+-- 2D angles(out) / 3D rotations(out): every local angle, or every rotation (w, x, y, z each).
+local function chain_angles(dim, ...)
+    local top = select("#", ...)
+    local h, out = ...
+    local c = check_chain_dim(h, top, dim)
+    local n = c.n
+    out = out_table(out, 2, top)
+    for i = 0, n - 1 do
+        if dim == 2 then
+            local _, a = chain.chain2d_angle(c, i)
+            rawset(out, i + 1, a)
+        else
+            local _, w, x, y, z = chain.chain3d_rotation(c, i)
+            rawset(out, 4 * i + 1, w)
+            rawset(out, 4 * i + 2, x)
+            rawset(out, 4 * i + 3, y)
+            rawset(out, 4 * i + 4, z)
+        end
+    end
+    clear_tail(out, (dim == 2 and n or 4 * n) + 1)
+    return out
+end
+
+-- 2D set_angles(t) / 3D set_rotations(t): every bone at once, from t[1..n] (angles) or
+-- t[1..4n] (quaternions). All are checked first, so a bad one changes nothing.
+local function chain_set_angles(dim, ...)
+    local top = select("#", ...)
+    local h, t = ...
+    local c = check_chain_dim(h, top, dim)
+    local n, per = c.n, dim == 2 and 1 or 4
+    local want = n * per
+    check_input_table(t, 2, top)
+    if rawlen(t) ~= want then
+        arg_error(2, format("%d numbers expected (%s), got %d", want,
+            dim == 2 and "an angle a bone" or "w, x, y, z a bone", rawlen(t)))
+    end
+    for k = 1, want do check_element(t, 2, k, dim == 2 and "angle" or "number") end
+    for i = 0, per == 4 and n - 1 or -1 do
+        local w, x = check_element(t, 2, 4 * i + 1, "number"), check_element(t, 2, 4 * i + 2, "number")
+        local y, z = check_element(t, 2, 4 * i + 3, "number"), check_element(t, 2, 4 * i + 4, "number")
+        if w == 0 and x == 0 and y == 0 and z == 0 then
+            arg_error(2, format("rotation %d: %s", i + 1, status_string(chain.ERR_ZERO_ROTATION)))
+        end
+    end
+    for i = 0, n - 1 do
+        if dim == 2 then
+            check_status(chain.chain2d_set_angle(c, i, check_element(t, 2, i + 1, "angle")), 2)
+        else
+            local w, x = check_element(t, 2, 4 * i + 1, "number"), check_element(t, 2, 4 * i + 2, "number")
+            local y, z = check_element(t, 2, 4 * i + 3, "number"), check_element(t, 2, 4 * i + 4, "number")
+            check_status(chain.chain3d_set_rotation(c, i, w, x, y, z), 2)
+        end
+    end
+end
+
+function methods.angles(...) return (chain_angles(2, ...)) end
+function methods.rotations(...) return (chain_angles(3, ...)) end
+function methods.set_angles(...) chain_set_angles(2, ...) end
+function methods.set_rotations(...) chain_set_angles(3, ...) end
+
+function methods.rotation(...)
+    local top = select("#", ...)
+    local h, i = ...
+    local c = check_chain_dim(h, top, 3)
+    local st, w, x, y, z = chain.chain3d_rotation(c, check_index(i, 2, top, c.n))
+    check_status(st, 2)
+    return w, x, y, z
+end
+
+function methods.set_rotation(...)
+    local top = select("#", ...)
+    local h, i, w, x, y, z = ...
+    local c = check_chain_dim(h, top, 3)
+    local bone = check_index(i, 2, top, c.n)
+    w, x, y, z = check_quat(3, top, w, x, y, z)
+    check_status(chain.chain3d_set_rotation(c, bone, w, x, y, z), 3)
+end
+
+function methods.world_rotation(...)
+    local top = select("#", ...)
+    local h, i = ...
+    local c = check_chain_dim(h, top, 3)
+    local bone = check_index(i, 2, top, c.n)
+    local st, w, x, y, z = chain.chain3d_world_rotation(c, bone)
+    check_status(st, 2)
+    return w, x, y, z
+end
+
+function methods.stretch_factor(...)
+    return chain.chain_stretch_factor(check_chain((...), 1, select("#", ...)))
+end
+
+-- ---- methods: settings ----
+
+-- The value of a settings entry, checked: errors blame argument 2.
+local function setting_number(key, v)
+    if type(v) ~= "number" then arg_error(2, format("%s: number expected, got %s", c_string(key), type(v))) end
+    return v + 0.0
+end
+
+local INT_MAX, INT_MIN = 2147483647, -2147483648
+
+local function setting_whole(key, v)
+    if type(v) ~= "number" then arg_error(2, format("%s: integer expected, got %s", c_string(key), type(v))) end
+    if not is_whole(v) then arg_error(2, format("%s: number has no integer representation", c_string(key))) end
+    if v > INT_MAX then arg_error(2, format("%s: number too large", c_string(key))) end
+    if v < INT_MIN then return INT_MIN end
+    return floor(v)
+end
+
+local function setting_boolean(key, v)
+    if type(v) ~= "boolean" then arg_error(2, format("%s: boolean expected, got %s", c_string(key), type(v))) end
+    return v
+end
+
+local function setting_solver(v)
+    if type(v) ~= "string" then arg_error(2, format("solver: string expected, got %s", type(v))) end
+    local st, solver = chain.solver_parse(v) -- a string with a zero byte is no solver's name
+    if st ~= OK then arg_error(2, status_string(chain.ERR_SOLVER)) end
+    return solver
+end
+
+local number_keys = {
+    tolerance = true, angle_tolerance = true, greed = true, mix = true, softness = true,
+    max_turn = true, effector_weight = true, stiffness = true, damping = true,
+}
+local boolean_keys = { greed_ramp = true, escape = true, stretch = true }
+
+-- Reads the entry key = v into the settings s. Out-of-range numbers that fit the field are
+-- left for chain_configure to reject, so its messages are the only ones.
+local function read_setting(c, s, key, v)
+    if type(key) ~= "string" then arg_error(2, format("keys must be strings, got %s", type(key))) end
+    if key == "iterations" then
+        s.iterations = setting_whole(key, v)
+    elseif number_keys[key] then
+        s[key] = setting_number(key, v)
+    elseif boolean_keys[key] then
+        s[key] = setting_boolean(key, v)
+    elseif key == "gravity" then
+        local dim = c.dim
+        local why = dim == 2 and "gravity: a table of 2 numbers expected" or "gravity: a table of 3 numbers expected"
+        if type(v) ~= "table" or is_proxy(v) or rawlen(v) ~= dim then arg_error(2, why) end
+        s.gravity_x, s.gravity_y, s.gravity_z = 0.0, 0.0, 0.0
+        for k = 1, dim do
+            local g = rawget(v, k)
+            if type(g) ~= "number" then arg_error(2, why) end
+            if k == 1 then s.gravity_x = g + 0.0 elseif k == 2 then s.gravity_y = g + 0.0 else s.gravity_z = g + 0.0 end
+        end
+    elseif key == "bend" then
+        local b = setting_whole(key, v)
+        if b ~= 1 and b ~= -1 then arg_error(2, status_string(chain.ERR_BEND)) end
+        s.bend = b
+    elseif key == "solver" then
+        s.solver = setting_solver(v)
+    elseif key == "pole" then
+        if c.dim ~= 3 then arg_error(2, "pole is for 3D chains") end
+        if v == false then
+            s.use_pole = false
+        elseif type(v) == "table" then
+            if is_proxy(v) then arg_error(2, "pole: a plain table expected (this one has an __index metamethod)") end
+            local p = {}
+            for k = 1, 3 do
+                p[k] = rawget(v, k)
+                if type(p[k]) ~= "number" then arg_error(2, "pole: a table of 3 numbers expected") end
+            end
+            s.pole_x, s.pole_y, s.pole_z = p[1] + 0.0, p[2] + 0.0, p[3] + 0.0
+            s.use_pole = true -- zero or non-finite: chain_configure says so
+        else
+            arg_error(2, format("pole: table or false expected, got %s", type(v)))
+        end
+    else
+        arg_error(2, format("unknown key '%s'", c_string(key)))
+    end
+end
+
+local scratch = chain.default_settings() -- configure parses into it
+
+function methods.configure(...)
+    local top = select("#", ...)
+    local h, t = ...
+    local c = check_chain(h, 1, top)
+    top = top < 2 and 2 or top -- the C's lua_settop(L, 2)
+    -- Parse into a copy: the chain changes only if the whole table is valid.
+    local s = chain.copy_settings(scratch, chain.chain_settings(c))
+    check_input_table(t, 2, top)
+    for key, v in next, t do read_setting(c, s, key, v) end
+    check_status(chain.chain_configure(c, s), 2)
+    return h
+end
+
+function methods.settings(...)
+    local top = select("#", ...)
+    local h, out = ...
+    local c = check_chain(h, 1, top)
+    local s = chain.chain_settings(c)
+    out = out_table(out, 2, top)
+    out.solver = chain.solver_name(s.solver)
+    out.iterations = s.iterations
+    out.tolerance = s.tolerance
+    out.angle_tolerance = s.angle_tolerance
+    out.greed = s.greed
+    out.greed_ramp = s.greed_ramp
+    out.bend = s.bend
+    out.escape = s.escape
+    out.mix = s.mix
+    out.softness = s.softness
+    out.stretch = s.stretch
+    out.max_turn = s.max_turn
+    out.effector_weight = s.effector_weight
+    out.stiffness = s.stiffness
+    out.damping = s.damping
+    if c.dim == 2 then
+        out.gravity = { s.gravity_x, s.gravity_y }
+        return out -- the pole is a 3D setting
+    end
+    out.gravity = { s.gravity_x, s.gravity_y, s.gravity_z }
+    if s.use_pole then out.pole = { s.pole_x, s.pole_y, s.pole_z } else out.pole = false end
+    return out
+end
+
+-- ---- methods: goals ----
+
+-- dim target coordinates from argument 2 on; nothing after them, in 2D as in 3D.
+local function check_target(c, top, ...)
+    local _, x, y, z = ...
+    x = check_coord(x, 2, top)
+    y = check_coord(y, 3, top)
+    if c.dim == 2 then
+        if top >= 4 then check_no_more(4, "no value expected (a 2D chain takes x, y)", ...) end
+        return x, y
+    end
+    z = check_coord(z, 4, top)
+    if top >= 5 then check_no_more(5, "no value expected (a 3D chain takes x, y, z)", ...) end
+    return x, y, z
+end
+
+function methods.set_target(...)
+    local top = select("#", ...)
+    local c = check_chain((...), 1, top)
+    local x, y, z = check_target(c, top, ...)
+    if c.tip_parent then arg_error(1, status_string(chain.ERR_HELD)) end
+    check_status(chain.chain_set_target(c, x, y, z), 2)
+end
+
+function methods.target(...)
+    local c = check_chain((...), 1, select("#", ...))
+    local _, has, x, y, z = chain.chain_target(c)
+    if not has then return nil end
+    if c.dim == 2 then return x, y end
+    return x, y, z
+end
+
+function methods.clear_target(...)
+    local c = check_chain((...), 1, select("#", ...))
+    chain.chain_detach_tip(c)
+    chain.chain_clear_target(c)
+end
+
+function methods.set_target_angle(...)
+    local top = select("#", ...)
+    local h, angle = ...
+    local c = check_chain_dim(h, top, 2)
+    check_status(chain.chain2d_set_target_angle(c, check_real(angle, 2, top)), 2)
+end
+
+function methods.target_angle(...)
+    local c = check_chain_dim((...), select("#", ...), 2)
+    local _, has, angle = chain.chain2d_target_angle(c)
+    if has then return angle end
+    return nil
+end
+
+function methods.set_target_rotation(...)
+    local top = select("#", ...)
+    local h, w, x, y, z = ...
+    local c = check_chain_dim(h, top, 3)
+    w, x, y, z = check_quat(2, top, w, x, y, z)
+    check_status(chain.chain3d_set_target_rotation(c, w, x, y, z), 2)
+end
+
+function methods.target_rotation(...)
+    local c = check_chain_dim((...), select("#", ...), 3)
+    local _, has, w, x, y, z = chain.chain3d_target_rotation(c)
+    if not has then return nil end
+    return w, x, y, z
+end
+
+-- ---- methods: attachment ----
+
+-- 2D child:attach(parent, j [, angle]); 3D child:attach(parent, j [, w, x, y, z]).
+function methods.attach(...)
+    local top = select("#", ...)
+    local h, hp, j, w, x, y, z = ...
+    local child = check_chain(h, 1, top)
+    local parent = check_chain(hp, 2, top)
+    local dim = child.dim
+    if parent.dim ~= dim then arg_error(2, format("a %dD chain expected (this one is %dD)", dim, parent.dim)) end
+    local joint = check_index(j, 3, top, parent.n + 1)
+    local angle, rotated = 0.0, false
+    if dim == 2 then
+        angle = opt_real(w, 4, top, 0.0)
+        if top >= 5 then check_no_more(5, "no value expected (a 2D offset is one angle)", ...) end
+    else
+        rotated = quat_given(w, x, y, z)
+        if rotated then w, x, y, z = check_quat(4, top, w, x, y, z) end
+        if rotated and w == 0 and x == 0 and y == 0 and z == 0 then
+            arg_error(4, status_string(chain.ERR_ZERO_ROTATION))
+        end
+        if top >= 8 then check_no_more(8, "no value expected (a 3D offset is one rotation: w, x, y, z)", ...) end
+    end
+    if child.parent then arg_error(1, status_string(chain.ERR_ATTACHED)) end
+    local st
+    if dim == 2 then
+        st = chain.chain2d_attach(child, parent, joint, angle)
+    elseif rotated then
+        st = chain.chain3d_attach(child, parent, joint, w, x, y, z)
+    else
+        st = chain.chain3d_attach(child, parent, joint)
+    end
+    check_status(st, st == chain.ERR_CYCLE and 2 or 1)
+end
+
+function methods.detach(...)
+    chain.chain_detach(check_chain((...), 1, select("#", ...)))
+end
+
+-- A linked chain's handle and its joint (1-based), or nothing for none.
+local function push_link(other, joint)
+    if other == nil then return end
+    return other.box, joint + 1
+end
+
+function methods.parent(...)
+    return push_link(chain.chain_parent(check_chain((...), 1, select("#", ...))))
+end
+
+-- ---- methods: closed loops ----
+
+-- 2D chain:attach_tip(other, j [, dx, dy]); 3D chain:attach_tip(other, j [, dx, dy, dz]).
+function methods.attach_tip(...)
+    local top = select("#", ...)
+    local h, ho, j, dx, dy, dz = ...
+    local c = check_chain(h, 1, top)
+    local other = check_chain(ho, 2, top)
+    local dim = c.dim
+    if other.dim ~= dim then arg_error(2, format("a %dD chain expected (this one is %dD)", dim, other.dim)) end
+    if other == c then arg_error(2, status_string(chain.ERR_SELF)) end
+    local joint = check_index(j, 3, top, other.n + 1)
+    local given = dx ~= nil or dy ~= nil or (dim == 3 and dz ~= nil)
+    if given then
+        dx = check_coord(dx, 4, top)
+        dy = check_coord(dy, 5, top)
+        if dim == 3 then dz = check_coord(dz, 6, top) end
+    end
+    if top >= 4 + dim then
+        check_no_more(4 + dim, dim == 2 and "no value expected (a 2D offset is dx, dy)"
+            or "no value expected (a 3D offset is dx, dy, dz)", ...)
+    end
+    if c.tip_parent then arg_error(1, status_string(chain.ERR_TIP_HELD)) end
+    if given then
+        check_status(chain.chain_attach_tip(c, other, joint, dx, dy, dz), 1)
+    else
+        check_status(chain.chain_attach_tip(c, other, joint), 1)
+    end
+end
+
+function methods.detach_tip(...)
+    chain.chain_detach_tip(check_chain((...), 1, select("#", ...)))
+end
+
+function methods.tip_parent(...)
+    return push_link(chain.chain_tip_parent(check_chain((...), 1, select("#", ...))))
+end
+
+-- ---- registration ----
+
+MT.__index = methods
+MT.__len = methods.count
+MT.__tostring = chain_tostring
+MT.__metatable = "ik.chain"
+MT.__name = "ik.chain"
+
+ik._VERSION = "ik " .. chain.VERSION
+ik.backend = "lua"
+
+for _, t in ipairs({ methods, ik }) do
+    for _, f in pairs(t) do
+        if type(f) == "function" then api[f] = true end
+    end
+end
+api[chain_tostring] = true
+
+return ik
