@@ -199,7 +199,10 @@ build/windows/ik/core.dll: $(CORE_SRC) $(BIND_SRC) $(CORE_HDR) $(BIND_HDR) $(WIN
 IK_VERSION  := $(shell sed -n 's/^version = "\(.*\)-[0-9]*"$$/\1/p' rockspec/ik-[0-9]*.rockspec | head -n 1)
 LOVE_FOLDER := build/love/ik
 LOVE_ZIP    := build/love/ik-$(IK_VERSION)-love.zip
-LOVE_FILES  := $(LOVE_FOLDER)/init.lua $(LOVE_FOLDER)/love.lua $(LOVE_FOLDER)/core.so $(LOVE_FOLDER)/core.dll
+# ik.pure (lua/ik/pure/), beside them: the backend that needs no C module.
+LOVE_PURE   := $(patsubst lua/ik/%,$(LOVE_FOLDER)/%,$(wildcard lua/ik/pure/*.lua))
+LOVE_FILES  := $(LOVE_FOLDER)/init.lua $(LOVE_FOLDER)/love.lua $(LOVE_FOLDER)/core.so $(LOVE_FOLDER)/core.dll \
+               $(LOVE_PURE)
 
 .PHONY: love-folder
 love-folder: deps $(LOVE_ZIP)

@@ -37,6 +37,9 @@ build = {
     modules = {
         ["ik"] = "lua/ik/init.lua",
         ["ik.love"] = "lua/ik/love.lua",
+        ["ik.pure"] = "lua/ik/pure/init.lua",
+        ["ik.pure.math"] = "lua/ik/pure/math.lua",
+        ["ik.pure.chain"] = "lua/ik/pure/chain.lua",
         ["ik.core"] = {
             sources = {
                 -- the Makefile's CORE_SRC and BIND_SRC (make test checks they agree)

@@ -100,20 +100,27 @@ local function arg_error(arg, message)
     error(format("bad argument #%d to '%s' (%s)", arg, name, message), level + 1)
 end
 
--- luaL_typename of argument arg, given the number of arguments top.
-local function typename(v, arg, top)
-    if arg > top then return "no value" end
-    return type(v)
-end
-
-local function type_error(arg, expected, v, top)
-    arg_error(arg, expected .. " expected, got " .. typename(v, arg, top))
-end
-
 -- The chain of the handle v, or nil when v is not one.
 local function to_chain(v)
     if type(v) ~= "table" then return nil end
     return rawget(v, CORE)
+end
+
+-- A value's type as the C module sees it: a chain is userdata, as the C module's chains
+-- are (so a chain where a table is expected is refused, and named, alike).
+local function typeof(v)
+    if to_chain(v) then return "userdata" end
+    return type(v)
+end
+
+-- luaL_typename of argument arg, given the number of arguments top.
+local function typename(v, arg, top)
+    if arg > top then return "no value" end
+    return typeof(v)
+end
+
+local function type_error(arg, expected, v, top)
+    arg_error(arg, expected .. " expected, got " .. typename(v, arg, top))
 end
 
 local function check_chain(v, arg, top)
@@ -177,8 +184,8 @@ end
 
 -- Nothing at arg or after it (the arguments from 1 on are ...), as a call that takes fewer
 -- arguments expects (nil is fine).
-local function check_no_more(arg, why, ...)
-    for k = arg, select("#", ...) do
+local function check_no_more(from, why, ...)
+    for k = from, select("#", ...) do
         if select(k, ...) ~= nil then arg_error(k, why) end
     end
 end
@@ -204,21 +211,21 @@ end
 
 -- A table to read (raw): one with an __index metamethod would read as empty, so no.
 local function check_input_table(v, arg, top)
-    if type(v) ~= "table" then type_error(arg, "table", v, top) end
+    if typeof(v) ~= "table" then type_error(arg, "table", v, top) end
     if is_proxy(v) then arg_error(arg, "a plain table expected (this one has an __index metamethod)") end
 end
 
 -- The table to fill, or a new one when v is nil.
 local function out_table(v, arg, top)
     if v == nil then return {} end
-    if type(v) ~= "table" then type_error(arg, "table or nil", v, top) end
+    if typeof(v) ~= "table" then type_error(arg, "table or nil", v, top) end
     return v
 end
 
 -- Element k of the array t at arg (read raw) as a finite number; what names the element.
 local function check_element(t, arg, k, what)
     local v = rawget(t, k)
-    if type(v) ~= "number" then arg_error(arg, format("%s %d: number expected, got %s", what, k, type(v))) end
+    if type(v) ~= "number" then arg_error(arg, format("%s %d: number expected, got %s", what, k, typeof(v))) end
     v = v + 0.0
     if not (v - v == 0) then arg_error(arg, format("%s %d: number has no finite value", what, k)) end
     return v
@@ -578,14 +585,14 @@ end
 
 -- The value of a settings entry, checked: errors blame argument 2.
 local function setting_number(key, v)
-    if type(v) ~= "number" then arg_error(2, format("%s: number expected, got %s", c_string(key), type(v))) end
+    if type(v) ~= "number" then arg_error(2, format("%s: number expected, got %s", c_string(key), typeof(v))) end
     return v + 0.0
 end
 
 local INT_MAX, INT_MIN = 2147483647, -2147483648
 
 local function setting_whole(key, v)
-    if type(v) ~= "number" then arg_error(2, format("%s: integer expected, got %s", c_string(key), type(v))) end
+    if type(v) ~= "number" then arg_error(2, format("%s: integer expected, got %s", c_string(key), typeof(v))) end
     if not is_whole(v) then arg_error(2, format("%s: number has no integer representation", c_string(key))) end
     if v > INT_MAX then arg_error(2, format("%s: number too large", c_string(key))) end
     if v < INT_MIN then return INT_MIN end
@@ -593,12 +600,12 @@ local function setting_whole(key, v)
 end
 
 local function setting_boolean(key, v)
-    if type(v) ~= "boolean" then arg_error(2, format("%s: boolean expected, got %s", c_string(key), type(v))) end
+    if type(v) ~= "boolean" then arg_error(2, format("%s: boolean expected, got %s", c_string(key), typeof(v))) end
     return v
 end
 
 local function setting_solver(v)
-    if type(v) ~= "string" then arg_error(2, format("solver: string expected, got %s", type(v))) end
+    if type(v) ~= "string" then arg_error(2, format("solver: string expected, got %s", typeof(v))) end
     local st, solver = chain.solver_parse(v) -- a string with a zero byte is no solver's name
     if st ~= OK then arg_error(2, status_string(chain.ERR_SOLVER)) end
     return solver
@@ -613,7 +620,7 @@ local boolean_keys = { greed_ramp = true, escape = true, stretch = true }
 -- Reads the entry key = v into the settings s. Out-of-range numbers that fit the field are
 -- left for chain_configure to reject, so its messages are the only ones.
 local function read_setting(c, s, key, v)
-    if type(key) ~= "string" then arg_error(2, format("keys must be strings, got %s", type(key))) end
+    if type(key) ~= "string" then arg_error(2, format("keys must be strings, got %s", typeof(key))) end
     if key == "iterations" then
         s.iterations = setting_whole(key, v)
     elseif number_keys[key] then
@@ -623,7 +630,7 @@ local function read_setting(c, s, key, v)
     elseif key == "gravity" then
         local dim = c.dim
         local why = dim == 2 and "gravity: a table of 2 numbers expected" or "gravity: a table of 3 numbers expected"
-        if type(v) ~= "table" or is_proxy(v) or rawlen(v) ~= dim then arg_error(2, why) end
+        if typeof(v) ~= "table" or is_proxy(v) or rawlen(v) ~= dim then arg_error(2, why) end
         s.gravity_x, s.gravity_y, s.gravity_z = 0.0, 0.0, 0.0
         for k = 1, dim do
             local g = rawget(v, k)
@@ -640,7 +647,7 @@ local function read_setting(c, s, key, v)
         if c.dim ~= 3 then arg_error(2, "pole is for 3D chains") end
         if v == false then
             s.use_pole = false
-        elseif type(v) == "table" then
+        elseif typeof(v) == "table" then
             if is_proxy(v) then arg_error(2, "pole: a plain table expected (this one has an __index metamethod)") end
             local p = {}
             for k = 1, 3 do
@@ -650,7 +657,7 @@ local function read_setting(c, s, key, v)
             s.pole_x, s.pole_y, s.pole_z = p[1] + 0.0, p[2] + 0.0, p[3] + 0.0
             s.use_pole = true -- zero or non-finite: chain_configure says so
         else
-            arg_error(2, format("pole: table or false expected, got %s", type(v)))
+            arg_error(2, format("pole: table or false expected, got %s", typeof(v)))
         end
     else
         arg_error(2, format("unknown key '%s'", c_string(key)))
