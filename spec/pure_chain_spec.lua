@@ -511,6 +511,29 @@ describe("ik.pure on its own", function()
         assert.are.equal("integer", math.type(select(2, c:parent())))
     end)
 
+    -- Lua has no hypot and no remainder: ik.pure.math has glibc's hypot and an exact
+    -- remainder. Compared with the C library's through the FFI, where there is one.
+    it("computes hypot and remainder as the C library does", function()
+        local ok, ffi = pcall(require, "ffi")
+        if not ok then return end
+        ffi.cdef("double hypot(double, double); double remainder(double, double);")
+        local m = require("ik.pure.math")
+        math.randomseed(9)
+        local function any()
+            local v = math.random() * 2 ^ math.random(-1074, 1023)
+            if math.random() < 0.5 then v = -v end
+            return v
+        end
+        for _ = 1, 100000 do
+            local x, y = any(), any()
+            if math.random() < 0.5 then y = x * (1 + math.random() * 2 ^ -math.random(1, 60)) end
+            local h, r = m.hypot(x, y), m.remainder(x, m.TWO_PI)
+            assert(h == ffi.C.hypot(x, y), ("hypot(%a, %a)"):format(x, y))
+            local cr = ffi.C.remainder(x, m.TWO_PI)
+            assert(r == cr and 1 / r == 1 / cr, ("remainder(%a, 2 pi)"):format(x))
+        end
+    end)
+
     it("makes no garbage on the hot path", function()
         local c2, c3 = P.chain2d({ 1, 1, 1 }), P.chain3d({ 1, 1, 1 })
         local out = c2:positions()
