@@ -141,10 +141,11 @@ ik_status ik_settings_validate(const ik_settings *s)
 /*
  * Numbers a chain of n bones keeps past the header, as per_bone * n + extra. Both: length,
  * weight (n + 1), joint, dir and work (dim each; joint and work n + 1), sim (2 dim, n + 1),
- * sim_scratch (dim + 2), and a limit. 2D adds turn, prev_turn, rest_turn and sim_turn (2 each), angle and
- * prev_angle; 3D adds rot, wrot, prev_rot, points_rot, rest_rot and sim_rot (4 each).
+ * sim_scratch (dim + 2), and a limit. 2D adds turn, prev_turn, rest_turn, sim_turn and
+ * best_turn (2 each), angle, prev_angle and best_angle; 3D adds rot, wrot, prev_rot,
+ * points_rot, rest_rot, sim_rot and best_rot (4 each).
  */
-static size_t reals_per_bone(int dim) { return dim == 2 ? 1 + 1 + 2 * 5 + 4 + 8 + 2 : 1 + 1 + 3 * 5 + 5 + 24; }
+static size_t reals_per_bone(int dim) { return dim == 2 ? 1 + 1 + 2 * 5 + 4 + 10 + 3 : 1 + 1 + 3 * 5 + 5 + 28; }
 static size_t reals_extra(int dim) { return 1 + 4 * (size_t)dim; }
 
 static size_t chain_size(int dim, int n)
@@ -177,23 +178,26 @@ static void layout(ik_chain *c)
     c->sim = p, p += 2 * dim * (n + 1);
     c->sim_scratch = p, p += (dim + 2) * n;
     c->turn = NULL, c->angle = NULL, c->prev_turn = NULL, c->prev_angle = NULL;
-    c->rest_turn = NULL, c->sim_turn = NULL;
+    c->rest_turn = NULL, c->sim_turn = NULL, c->best_turn = NULL, c->best_angle = NULL;
     c->rot = NULL, c->wrot = NULL, c->prev_rot = NULL, c->points_rot = NULL;
-    c->rest_rot = NULL, c->sim_rot = NULL;
+    c->rest_rot = NULL, c->sim_rot = NULL, c->best_rot = NULL;
     if (dim == 2) {
         c->turn = (ik_vec2 *)p, p += 2 * n;
         c->prev_turn = (ik_vec2 *)p, p += 2 * n;
         c->rest_turn = (ik_vec2 *)p, p += 2 * n;
         c->sim_turn = (ik_vec2 *)p, p += 2 * n;
+        c->best_turn = (ik_vec2 *)p, p += 2 * n;
         c->angle = p, p += n;
-        c->prev_angle = p;
+        c->prev_angle = p, p += n;
+        c->best_angle = p;
     } else {
         c->rot = (ik_quat *)p, p += 4 * n;
         c->wrot = (ik_quat *)p, p += 4 * n;
         c->prev_rot = (ik_quat *)p, p += 4 * n;
         c->points_rot = (ik_quat *)p, p += 4 * n;
         c->rest_rot = (ik_quat *)p, p += 4 * n;
-        c->sim_rot = (ik_quat *)p;
+        c->sim_rot = (ik_quat *)p, p += 4 * n;
+        c->best_rot = (ik_quat *)p;
     }
 }
 

@@ -135,6 +135,9 @@ struct ik_chain {
     ik_vec2 *prev_turn;  /* 2D [n]: the local pose before the solve, for mix and max_turn */
     ik_real *prev_angle; /* 2D [n] */
     ik_quat *prev_rot;   /* 3D [n] */
+    ik_vec2 *best_turn;  /* 2D [n]: the best pose of a solve's tries so far (solve.c) */
+    ik_real *best_angle; /* 2D [n] */
+    ik_quat *best_rot;   /* 3D [n] */
     ik_quat *points_rot; /* 3D [n]: the world rotations a solver on points (FABRIK,
                             relaxation) derives its pose from, kept over joint-space steps
                             (joint_space.c) */
@@ -325,6 +328,12 @@ ik_vec3 ik_limit_backward(const ik_chain *chain, int i, ik_vec3 dir, ik_vec3 chi
 ik_real ik_twist_angle(ik_quat q, ik_vec3 axis);
 /* Brings every limited bone within its limits (the local pose; the cache goes stale). */
 void ik_chain_clamp_limits(ik_chain *chain);
+/*
+ * A local angle (2D) or rotation (3D) within limit at fractions u, v, w in [0, 1] of its
+ * ranges (see limits.c): the starts of a solve's other tries.
+ */
+ik_real ik_limit_sample_angle(const ik_limit *limit, ik_real u);
+ik_quat ik_limit_sample_rotation(const ik_limit *limit, ik_real u, ik_real v, ik_real w);
 /* ---- joint_space.c ---- */
 
 /*

@@ -111,6 +111,29 @@ void ik_chain_clamp_limits(ik_chain *c)
 }
 
 /*
+ * A pose within a bone's limits at the fractions u (of a range, or of the cone's way round),
+ * v (of the cone's half angle) and w (of the twist's range): a start of a solve's other
+ * tries (solve.c). What a bone's limits leave free starts at 0 (2D) or unturned (3D).
+ */
+ik_real ik_limit_sample_angle(const ik_limit *limit, ik_real u)
+{
+    if (!(limit->flags & IK_LIMIT_RANGE)) return 0;
+    return limit->min + (limit->max - limit->min) * u;
+}
+
+ik_quat ik_limit_sample_rotation(const ik_limit *limit, ik_real u, ik_real v, ik_real w)
+{
+    ik_quat swing = ik_q_identity(), twist = ik_q_identity();
+    ik_real around = IK_TWO_PI * u;
+    if (limit->flags & IK_LIMIT_HINGE)
+        return ik_limit_rotation(limit, ik_q_axis_angle(limit->axis, limit->min + (limit->max - limit->min) * u));
+    if (limit->flags & IK_LIMIT_CONE) swing = ik_q_axis_angle(ik_v3(0, cos(around), sin(around)), limit->cone * v);
+    if (limit->flags & IK_LIMIT_TWIST)
+        twist = ik_q_axis_angle(ik_v3(1, 0, 0), limit->twist_min + (limit->twist_max - limit->twist_min) * w);
+    return ik_limit_rotation(limit, ik_q_normalize(ik_q_mul(swing, twist)));
+}
+
+/*
  * Bone i's new direction held within what its child's limit allows, given the child's new
  * direction: 2D, the child's local angle (child - parent) within its range; 3D, the angle
  * between the two directions within the child's cone.

@@ -297,10 +297,11 @@ local function layout(dim, n)
     c.sim_scratch = zeros((dim + 2) * n)
     if dim == 2 then
         c.turn, c.prev_turn, c.rest_turn, c.sim_turn = zeros(2 * n), zeros(2 * n), zeros(2 * n), zeros(2 * n)
-        c.angle, c.prev_angle = zeros(n), zeros(n)
+        c.best_turn = zeros(2 * n)
+        c.angle, c.prev_angle, c.best_angle = zeros(n), zeros(n), zeros(n)
     else
         c.rot, c.wrot, c.prev_rot, c.points_rot = zeros(4 * n), zeros(4 * n), zeros(4 * n), zeros(4 * n)
-        c.rest_rot, c.sim_rot = zeros(4 * n), zeros(4 * n)
+        c.rest_rot, c.sim_rot, c.best_rot = zeros(4 * n), zeros(4 * n), zeros(4 * n)
     end
     return c
 end
@@ -368,7 +369,7 @@ function M.chain_copy(from)
     for i = 0, from.n - 1 do c.limit[i] = copy_array(from.limit[i]) end
     for _, k in ipairs({ "length", "weight", "joint", "dir", "work", "sim", "sim_scratch", "turn",
         "prev_turn", "rest_turn", "sim_turn", "angle", "prev_angle", "rot", "wrot", "prev_rot",
-        "points_rot", "rest_rot", "sim_rot" }) do
+        "points_rot", "rest_rot", "sim_rot", "best_turn", "best_angle", "best_rot" }) do
         c[k] = copy_array(from[k])
     end
     return OK, c
