@@ -102,6 +102,13 @@ M.ANGLE_UNKNOWN = ANGLE_UNKNOWN
 
 local function isfinite(v) return v - v == 0 end
 
+-- IK_CHECK_DIM (when dim is given) and IK_CHECK_BONE: the status.
+function M.check_bone(c, bone, dim)
+    if dim and c.dim ~= dim then return ERR_DIMENSION end
+    if bone < 0 or bone >= c.n then return ERR_INDEX end
+    return OK
+end
+
 -- Any joint as a 3D point (z = 0 in 2D).
 local function joint_v3(c, i)
     local p, dim = c.joint, c.dim
@@ -808,6 +815,19 @@ function check_coords(count, x, y, z)
     return ERR_NOT_FINITE
 end
 M.check_coords = check_coords
+
+-- The C's ik_check_coords over an array: count numbers from v[0] on.
+function M.check_coord_array(v, count)
+    for i = 0, count - 1 do
+        if not (abs(v[i]) <= MAX_COORD) then
+            for k = 0, count - 1 do
+                if not isfinite(v[k]) then return ERR_NOT_FINITE end
+            end
+            return ERR_RANGE
+        end
+    end
+    return OK
+end
 
 -- A change of bone `bone` onwards: the pose becomes the truth, and the world data after it
 -- goes stale.

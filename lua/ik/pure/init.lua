@@ -32,16 +32,24 @@
 -- in a tail call that can raise an error: the error names the API function's frame.
 
 local chain = require("ik.pure.chain")
+local limits = require("ik.pure.limits")
+local goal = require("ik.pure.goal")
+local two_bone = require("ik.pure.two_bone")
+local solve = require("ik.pure.solve")
 
 local type, select, rawget, rawset, rawequal, next = type, select, rawget, rawset, rawequal, next
 local error, setmetatable, format = error, setmetatable, string.format
-local floor = math.floor
+local floor, abs, sqrt = math.floor, math.abs, math.sqrt
+local fmax = require("ik.pure.math").fmax
 local rawlen = rawlen or function(t) return #t end -- 5.1, LuaJIT: # is raw on tables
 local getinfo = debug and debug.getinfo
 local getmetatable_raw = debug and debug.getmetatable or getmetatable
 
 local status_string = chain.status_string
 local OK, MAX_COORD, MAX_BONES = chain.OK, chain.MAX_COORD, chain.MAX_BONES
+
+-- pi as a double, the default hinge range; the same value as math.pi.
+local PI = 3.14159265358979323846
 
 local MT = {}         -- the chains' metatable
 local methods = {}    -- its __index
@@ -182,6 +190,20 @@ local function check_index(v, arg, top, count)
     return floor(v) - 1
 end
 
+local function opt_bend(v, arg, top)
+    if v == nil then return 1 end
+    v = check_number(v, arg, top)
+    if not is_whole(v) then arg_error(arg, "number has no integer representation") end
+    if v ~= 1 and v ~= -1 then arg_error(arg, status_string(chain.ERR_BEND)) end
+    return floor(v)
+end
+
+local function check_length(v, arg, top)
+    v = check_real(v, arg, top)
+    if v < 0 then arg_error(arg, status_string(chain.ERR_NEGATIVE)) end
+    return v
+end
+
 -- Nothing at arg or after it (the arguments from 1 on are ...), as a call that takes fewer
 -- arguments expects (nil is fine).
 local function check_no_more(from, why, ...)
@@ -245,6 +267,93 @@ local function c_string(s)
     local z = s:find("\0", 1, true)
     if z then return s:sub(1, z - 1) end
     return s
+end
+
+-- ---- module: stateless solves ----
+
+function ik.two_bone(...)
+    local top = select("#", ...)
+    local l1, l2, x, y, bend = ...
+    l1 = check_length(l1, 1, top)
+    l2 = check_length(l2, 2, top)
+    x = check_real(x, 3, top)
+    y = check_real(y, 4, top)
+    bend = opt_bend(bend, 5, top)
+    local st, a1, a2, reached = two_bone.two_bone(l1, l2, x, y, bend)
+    check_status(st, 1)
+    return a1, a2, reached
+end
+
+-- The vector forms: the middle joint. The two lengths are arguments l_at and l_at + 1, the
+-- target the others of the first dim + 2 (ik.two_bone_middle: lengths first; the old
+-- ik.two_bone_joint: target first); each is checked in the order given. Returns l1, l2
+-- and the target's dim coordinates.
+local function two_bone_args(dim, l_at, top, ...)
+    local l1, l2, t1, t2, t3 = 0.0, 0.0, nil, nil, nil
+    local t = 0
+    for arg = 1, dim + 2 do
+        local v = select(arg, ...)
+        if arg == l_at then
+            l1 = check_length(v, arg, top)
+        elseif arg == l_at + 1 then
+            l2 = check_length(v, arg, top)
+        else
+            t = t + 1
+            v = check_real(v, arg, top)
+            if t == 1 then t1 = v elseif t == 2 then t2 = v else t3 = v end
+        end
+    end
+    return l1, l2, t1, t2, t3
+end
+
+local function two_bone_vector2(l_at, ...)
+    local top = select("#", ...)
+    local l1, l2, x, y = two_bone_args(2, l_at, top, ...)
+    local bend = opt_bend((select(5, ...)), 5, top)
+    local st, jx, jy, reached = two_bone.two_bone_middle(l1, l2, x, y, bend)
+    check_status(st, 1)
+    return jx, jy, reached
+end
+
+local function two_bone_vector3(l_at, ...)
+    local top = select("#", ...)
+    local l1, l2, x, y, z = two_bone_args(3, l_at, top, ...)
+    local _, _, _, _, _, px, py, pz = ...
+    px = check_real(px, 6, top)
+    py = check_real(py, 7, top)
+    pz = check_real(pz, 8, top)
+    local st, jx, jy, jz, reached = two_bone.two_bone_middle3(l1, l2, x, y, z, px, py, pz)
+    check_status(st, 1)
+    return jx, jy, jz, reached
+end
+
+function ik.two_bone_middle(...)
+    local jx, jy, reached = two_bone_vector2(1, ...)
+    return jx, jy, reached
+end
+
+function ik.two_bone_middle3(...)
+    local jx, jy, jz, reached = two_bone_vector3(1, ...)
+    return jx, jy, jz, reached
+end
+
+function ik.two_bone_joint(...)
+    local jx, jy, reached = two_bone_vector2(3, ...)
+    return jx, jy, reached
+end
+
+function ik.two_bone_joint3(...)
+    local jx, jy, jz, reached = two_bone_vector3(4, ...)
+    return jx, jy, jz, reached
+end
+
+function ik.soft_distance(...)
+    local top = select("#", ...)
+    local d, reach, softness = ...
+    d = check_length(d, 1, top)
+    reach = check_length(reach, 2, top)
+    softness = check_length(softness, 3, top)
+    return (solve.soft_distance(d, reach, softness))
 end
 
 -- ---- construction ----
@@ -317,6 +426,52 @@ end
 function ik.chain2d(...) return (new_chain(2, ...)) end
 function ik.chain3d(...) return (new_chain(3, ...)) end
 
+-- The points the core poses a chain along (0-based), reused from call to call.
+local points_scratch = {}
+
+-- Element k of the table t at arg as a coordinate: finite, and within MAX_COORD.
+local function check_point(t, arg, k)
+    local v = check_element(t, arg, k, "coordinate")
+    if abs(v) > MAX_COORD then arg_error(arg, format("coordinate %d: %s", k, status_string(chain.ERR_RANGE))) end
+    return v
+end
+
+-- ik.chain2d_points(points) and ik.chain3d_points(points): a chain through the joint
+-- positions {x1, y1, [z1,] x2, ...}: its lengths the distances, its base on the first point
+-- (2D: base angle 0; 3D: the identity), each bone along its segment.
+local function new_chain_points(dim, t)
+    local top = 1 -- the C's lua_settop(L, 1): what follows is not looked at
+    check_input_table(t, 1, top)
+    local count = rawlen(t)
+    if count % dim ~= 0 then arg_error(1, format("%d numbers a point expected, got %d numbers", dim, count)) end
+    if count < 2 * dim then arg_error(1, "at least two points expected") end
+    if count / dim - 1 > MAX_BONES then arg_error(1, status_string(chain.ERR_TOO_LARGE)) end
+    local n = floor(count / dim) - 1
+    local points, lengths = {}, {}
+    for k = 0, count - 1 do points[k] = check_point(t, 1, k + 1) end
+    for k = 0, n - 1 do
+        local sum, scale = 0.0, 0.0
+        -- the distance, scaled first so coordinates near 1e300 do not overflow
+        for d = 0, dim - 1 do scale = fmax(scale, abs(points[dim * (k + 1) + d] - points[dim * k + d])) end
+        for d = 0, scale > 0 and dim - 1 or -1 do
+            local v = (points[dim * (k + 1) + d] - points[dim * k + d]) / scale
+            sum = sum + v * v
+        end
+        lengths[k] = scale * sqrt(sum)
+        if not (lengths[k] <= MAX_COORD) then
+            arg_error(1, format("segment %d: %s", k + 1, status_string(chain.ERR_RANGE)))
+        end
+    end
+    local st, c
+    if dim == 2 then st, c = chain.chain2d_create(n, lengths) else st, c = chain.chain3d_create(n, lengths) end
+    check_status(st, 1)
+    check_status(limits.chain_set_points(c, points), 1)
+    return new_handle(c)
+end
+
+function ik.chain2d_points(t) return (new_chain_points(2, t)) end
+function ik.chain3d_points(t) return (new_chain_points(3, t)) end
+
 -- chain:clone(): a chain that behaves exactly as this one (its parent and tip hold too;
 -- not its children).
 function methods.clone(...)
@@ -374,6 +529,20 @@ function methods.positions(...)
     for k = 1, count do rawset(out, k, p[k - 1]) end
     clear_tail(out, count + 1) -- a table reused from a longer chain keeps no tail
     return out
+end
+
+function methods.set_points(...)
+    local top = select("#", ...)
+    local h, t = ...
+    local c = check_chain(h, 1, top)
+    local count = (c.n + 1) * c.dim
+    check_input_table(t, 2, top)
+    if rawlen(t) ~= count then
+        arg_error(2, format("%d numbers expected (%d joints), got %d", count, c.n + 1, rawlen(t)))
+    end
+    local points = points_scratch
+    for k = 0, count - 1 do points[k] = check_element(t, 2, k + 1, "coordinate") end
+    check_status(limits.chain_set_points(c, points), 2)
 end
 
 function methods.length(...)
@@ -577,6 +746,86 @@ function methods.world_rotation(...)
     return w, x, y, z
 end
 
+-- ---- methods: joint limits ----
+
+-- A bound of a limit's range: a finite number within [-pi, pi].
+local function check_bound(v, arg, top)
+    v = check_real(v, arg, top)
+    if v < -PI or v > PI then arg_error(arg, status_string(chain.ERR_LIMIT_RANGE)) end
+    return v
+end
+
+local function opt_bound(v, arg, top, def)
+    if v == nil then return def end
+    return check_bound(v, arg, top)
+end
+
+-- 2D set_limit(i, min, max) and 3D set_twist(i, min, max): a range on bone i, by set.
+local function set_range(dim, set, ...)
+    local top = select("#", ...)
+    local h, i, min, max = ...
+    local c = check_chain_dim(h, top, dim)
+    local bone = check_index(i, 2, top, c.n)
+    min = check_bound(min, 3, top)
+    max = check_bound(max, 4, top)
+    -- Both bounds are in range: what is left is min > max, blamed on min.
+    check_status(set(c, bone, min, max), 3)
+end
+
+function methods.set_limit(...) set_range(2, limits.chain2d_set_limit, ...) end
+
+-- 2D: min, max of bone i's limit, or nothing when it has none. 3D: "hinge", ax, ay, az,
+-- min, max; or "cone", half_angle, twist_min, twist_max (pi, and -pi, pi, where a cone or a
+-- twist limit is not set); nothing when the bone has no limit.
+function methods.limit(...)
+    local top = select("#", ...)
+    local h, i = ...
+    local c = check_chain(h, 1, top)
+    local bone = check_index(i, 2, top, c.n)
+    if c.dim == 2 then
+        local st, has, min, max = limits.chain2d_limit(c, bone)
+        check_status(st, 2)
+        if not has then return end
+        return min, max
+    end
+    local st, hinge, ax, ay, az, min, max, cone, half_angle, twist, twist_min, twist_max = limits.chain3d_limit(c, bone)
+    check_status(st, 2)
+    if hinge then return "hinge", ax, ay, az, min, max end
+    if not cone and not twist then return end
+    return "cone", half_angle, twist_min, twist_max
+end
+
+function methods.set_hinge(...)
+    local top = select("#", ...)
+    local h, i, ax, ay, az, min, max = ...
+    local c = check_chain_dim(h, top, 3)
+    local bone = check_index(i, 2, top, c.n)
+    ax = check_real(ax, 3, top)
+    ay = check_real(ay, 4, top)
+    az = check_real(az, 5, top)
+    min = opt_bound(min, 6, top, -PI)
+    max = opt_bound(max, 7, top, PI)
+    local st = limits.chain3d_set_hinge(c, bone, ax, ay, az, min, max)
+    check_status(st, st == chain.ERR_AXIS and 3 or 6)
+end
+
+function methods.set_cone(...)
+    local top = select("#", ...)
+    local h, i, half_angle = ...
+    local c = check_chain_dim(h, top, 3)
+    local bone = check_index(i, 2, top, c.n)
+    check_status(limits.chain3d_set_cone(c, bone, check_real(half_angle, 3, top)), 3)
+end
+
+function methods.set_twist(...) set_range(3, limits.chain3d_set_twist, ...) end
+
+function methods.clear_limit(...)
+    local top = select("#", ...)
+    local h, i = ...
+    local c = check_chain(h, 1, top)
+    check_status(limits.chain_clear_limit(c, check_index(i, 2, top, c.n)), 2)
+end
+
 function methods.stretch_factor(...)
     return chain.chain_stretch_factor(check_chain((...), 1, select("#", ...)))
 end
@@ -739,6 +988,13 @@ function methods.target(...)
     if not has then return nil end
     if c.dim == 2 then return x, y end
     return x, y, z
+end
+
+function methods.goal_error(...)
+    local c = check_chain((...), 1, select("#", ...))
+    local has, distance, angle_error = goal.chain_goal_error(c)
+    if not has then return nil end
+    return distance, angle_error
 end
 
 function methods.clear_target(...)

@@ -145,6 +145,13 @@ end
 -- The turn (cos a, sin a) of an angle already wrapped.
 function M.v2_turn(wrapped) return cos(wrapped), sin(wrapped) end
 
+-- C's fmax (glibc's generic one): a when a >= b or b is NaN, else b. Called on magnitudes
+-- only (never -0 against +0, where the x86-64 instruction would give b).
+function M.fmax(a, b)
+    if a >= b or b ~= b then return a end
+    return b
+end
+
 function M.clamp(v, lo, hi)
     if v < lo then return lo end
     if v > hi then return hi end
