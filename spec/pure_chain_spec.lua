@@ -1,8 +1,9 @@
 -- ik.pure against the C module: the chains' part of the API (what lua/ik/pure/ ports so
 -- far), the same calls made side by side on a C chain and a pure chain, valid and not.
 -- Both must accept or refuse alike, with the same message, return the same values (numbers
--- the same bits and the same subtype), and leave the same visible state after every call.
--- Then a few plain specs of the pure backend on its own.
+-- the same bits and the same subtype), and leave the same visible state after every call
+-- (limits and goal_error included). Then chains with limits posed by set_points (limits.c's
+-- clamps, without a solve), and a few plain specs of the pure backend on its own.
 --
 -- Under LuaJIT the C module is ik.core itself: require("ik") there puts the FFI fast paths
 -- in front of some methods, and their fallback to the C API passes missing arguments as
@@ -24,7 +25,7 @@ local C_METHODS, P_METHODS = {}, {}
 local SEEDS = { 1, 2, 3, 4, 5 }
 local TRACE = os.getenv("IK_PURE_TRACE")
 -- Per seed; with IK_SPEC_QUICK=1 (make test-valgrind, 50 times slower) a tenth.
-local CALLS = tonumber(os.getenv("IK_PURE_CALLS") or "") or (os.getenv("IK_SPEC_QUICK") == "1" and 60 or 600)
+local CALLS = tonumber(os.getenv("IK_PURE_CALLS") or "") or (os.getenv("IK_SPEC_QUICK") == "1" and 45 or 450)
 
 local METHODS = {
     "count", "dim", "reach", "joint", "effector", "positions", "length", "set_length", "weight",
@@ -32,7 +33,8 @@ local METHODS = {
     "rotation", "set_rotation", "world_rotation", "rotations", "set_rotations", "stretch_factor",
     "configure", "settings", "set_target", "target", "clear_target", "set_target_angle",
     "target_angle", "set_target_rotation", "target_rotation", "attach", "detach", "parent",
-    "attach_tip", "detach_tip", "tip_parent", "clone",
+    "attach_tip", "detach_tip", "tip_parent", "clone", "set_points", "goal_error", "set_limit", "limit",
+    "set_hinge", "set_cone", "set_twist", "clear_limit",
 }
 
 -- One call site per method, shared by both backends, so that an error's position and the
@@ -43,7 +45,11 @@ for _, name in ipairs(METHODS) do
         "=calls")(pack)
 end
 local local_call = load("local pack = ... return function(f, ...) return pack(f(...)) end", "=calls")(pack)
-local module_call = load([[local pack = ... return function(ik, dim, ...)
+local module_call = load([[local pack = ... return function(ik, dim, points, ...)
+    if points then
+        if dim == 2 then return pack(ik.chain2d_points(...)) end
+        return pack(ik.chain3d_points(...))
+    end
     if dim == 2 then return pack(ik.chain2d(...)) end
     return pack(ik.chain3d(...))
 end]], "=calls")(pack)
@@ -113,6 +119,9 @@ local function state(ch)
         end
         s.bones[i] = b
     end
+    s.limits = {}
+    for i = 1, n do s.limits[i] = pack(ch:limit(i)) end
+    s.goal_error = pack(ch:goal_error())
     s.tip_weight = ch:weight(n + 1)
     if dim == 2 then s.target_angle = pack(ch:target_angle()) else s.target_rotation = pack(ch:target_rotation()) end
     return s
@@ -145,6 +154,15 @@ local function number_of(kind, n)
     elseif kind == "length" then
         if r < 0.15 then return pick({ 0, -1, 1e300, 1e301, 1e-310, 2, 1e200 }) end
         return float(0, 2)
+    elseif kind == "bound" then
+        if r < 0.2 then return pick({ PI, -PI, 3.2, -3.2, 0, -0.0, 1e-300, 7 }) end
+        return float(-PI, PI)
+    elseif kind == "axis" then
+        if r < 0.2 then return pick({ 0, 0, 0, 1e-320, 1e300, -1e308, 1e-160 }) end
+        return float(-1, 1)
+    elseif kind == "cone" then
+        if r < 0.2 then return pick({ 0, -0.0, PI, PI + 1e-15, -0.1, 3.2, 1e-300 }) end
+        return float(0, PI)
     elseif kind == "q" then
         if r < 0.15 then return pick({ 0, 1e300, -1e300, 1e-310, 1e-200, 1, -1 }) end
         return float(-1, 1)
@@ -240,6 +258,26 @@ local function args_for(name, n, dim)
         a = { number_of("angle") }
     elseif name == "set_target_rotation" then
         a = { number_of("q"), number_of("q"), number_of("q"), number_of("q") }
+    elseif name == "set_points" then
+        local count = (n + 1) * dim
+        a = { array_of(math.random() < 0.9 and count or count + pick({ -1, 1, -dim }), "coord") }
+    elseif name == "limit" or name == "clear_limit" then
+        a = { number_of("bone", n) }
+    elseif name == "set_limit" or name == "set_twist" then
+        a = { number_of("bone", n), number_of("bound"), number_of("bound") }
+        -- mostly min <= max (a swap in one call of ten)
+        if type(a[2]) == "number" and type(a[3]) == "number" and (a[2] > a[3]) == (math.random() < 0.9) then
+            a[2], a[3] = a[3], a[2]
+        end
+    elseif name == "set_hinge" then
+        a = { number_of("bone", n), number_of("axis"), number_of("axis"), number_of("axis") }
+        if math.random() < 0.7 then
+            a[5], a[6] = number_of("bound"), number_of("bound")
+            if a[5] > a[6] and math.random() < 0.9 then a[5], a[6] = a[6], a[5] end
+            if math.random() < 0.2 then a[6] = nil end
+        end
+    elseif name == "set_cone" then
+        a = { number_of("bone", n), number_of("cone") }
     elseif name == "attach" or name == "attach_tip" then
         -- a chain of the other side: refused by both (as a table by one, userdata by the other)
         a = { { kind = math.random() < 0.1 and "foreign" or "chain", k = rand(8) }, rand(4) }
@@ -277,6 +315,21 @@ local function chain_args(dim)
     if math.random() < 0.05 then
         a.n = a.n + 1
         a[a.n] = junk()
+    end
+    return a
+end
+
+-- ik.chain2d_points / chain3d_points: 2 to 5 points, now and then a count that is no
+-- whole number of points, or fewer than two.
+local function points_args(dim)
+    local count = (rand(4) + 1) * dim
+    if math.random() < 0.1 then count = pick({ 0, dim, count + 1, count - 1 }) end
+    local a = { array_of(count, "coord") }
+    if math.random() < 0.05 then a[1] = junk() end
+    a.n = 1
+    if math.random() < 0.1 then
+        a.n = 2
+        a[2] = junk() -- not looked at
     end
     return a
 end
@@ -350,11 +403,12 @@ local function run(seed)
         local what
         if #world_c == 0 or math.random() < 0.04 then
             local dim = rand(2) + 1
-            local a = chain_args(dim)
+            local points = math.random() < 0.3
+            local a = points and points_args(dim) or chain_args(dim)
             foreign = has_foreign(a)
-            local ok_c, r_c = pcall(module_call, C, dim, unpack(resolve_all(a, world_c, world_p), 1, a.n))
-            local ok_p, r_p = pcall(module_call, P, dim, unpack(resolve_all(a, world_p, world_c), 1, a.n))
-            what = ("seed %d step %d: ik.chain%dd"):format(seed, step, dim)
+            local ok_c, r_c = pcall(module_call, C, dim, points, unpack(resolve_all(a, world_c, world_p), 1, a.n))
+            local ok_p, r_p = pcall(module_call, P, dim, points, unpack(resolve_all(a, world_p, world_c), 1, a.n))
+            what = ("seed %d step %d: ik.chain%dd%s"):format(seed, step, dim, points and "_points" or "")
             check(what, ok_c, r_c, ok_p, r_p, true)
             if ok_c then add(r_c[1], r_p[1]) end
         else
@@ -410,6 +464,67 @@ local function run(seed)
     return calls
 end
 
+-- Posing within limits: set_points poses each bone along its segment and then within its
+-- limits (ik_pose_bone), the way to limits.c's clamps that needs no solve. Chains with
+-- random valid limits on most bones, set to random poses and then to random points, the
+-- state compared after each call.
+local LIMIT_CHAINS = math.floor(CALLS / 10)
+
+local function run_limits(seed)
+    math.randomseed(seed)
+    rand = math.random
+    local none, calls = {}, 0
+    local function both(cc, pc, name, ...)
+        local ok_c, why_c = pcall(cc[name], cc, ...)
+        local ok_p, why_p = pcall(pc[name], pc, ...)
+        assert(ok_c and ok_p, tostring(why_c) .. " / " .. tostring(why_p))
+        calls = calls + 1
+        local why = compare(state(cc), state(pc), none, none, ("limits seed %d, %s"):format(seed, name))
+        if why then error(why, 0) end
+    end
+    local function range()
+        local a, b = float(-PI, PI), float(-PI, PI)
+        if math.random() < 0.3 then b = a + float(0, 0.3) end -- a narrow one
+        if math.random() < 0.05 then b = a end
+        if a > b then a, b = b, a end
+        return a, math.min(b, PI)
+    end
+    for _ = 1, LIMIT_CHAINS do
+        local dim, n = rand(2) + 1, rand(4)
+        local lengths = {}
+        for k = 1, n do lengths[k] = math.random() < 0.1 and 0 or float(0.2, 2) end
+        local cc = dim == 2 and C.chain2d(lengths) or C.chain3d(lengths)
+        local pc = dim == 2 and P.chain2d(lengths) or P.chain3d(lengths)
+        for i = 1, n do
+            local r = math.random()
+            if dim == 2 then
+                if r < 0.8 then both(cc, pc, "set_limit", i, range()) end
+            elseif r < 0.35 then
+                local lo, hi = range()
+                both(cc, pc, "set_hinge", i, float(-1, 1), float(-1, 1), float(-1, 1), lo, hi)
+            elseif r < 0.9 then
+                if math.random() < 0.7 then both(cc, pc, "set_cone", i, float(0, math.random() < 0.2 and PI or 1.5)) end
+                if math.random() < 0.6 then both(cc, pc, "set_twist", i, range()) end
+            end
+        end
+        for _ = 1, 6 do
+            if math.random() < 0.5 then
+                local t = {}
+                for k = 1, dim == 2 and n or 4 * n do t[k] = dim == 2 and float(-4, 4) or float(-1, 1) end
+                both(cc, pc, dim == 2 and "set_angles" or "set_rotations", t)
+            end
+            local points = {}
+            for k = 1, (n + 1) * dim do points[k] = float(-3, 3) end
+            if math.random() < 0.2 then -- a segment with no direction
+                local j = rand(n)
+                for d = 1, dim do points[j * dim + d] = points[(j - 1) * dim + d] end
+            end
+            both(cc, pc, "set_points", points)
+        end
+    end
+    return calls
+end
+
 describe("ik.pure against the C module (chains)", function()
     it("accepts, refuses, returns and leaves the same, bit for bit, in random calls", function()
         local cc, pc = C.chain2d({ 1 }), P.chain2d({ 1 })
@@ -422,6 +537,16 @@ describe("ik.pure against the C module (chains)", function()
                 stats.numbers, 100 * stats.identical / stats.numbers, stats.differing, stats.largest))
         assert.are.equal(0, stats.differing)
         assert.is_true(stats.errors > calls / 20)
+    end)
+
+    it("poses bones within their limits alike, bit for bit (set_points)", function()
+        stats = { numbers = 0, identical = 0, differing = 0, largest = 0, errors = 0 }
+        local calls = 0
+        for _, seed in ipairs(SEEDS) do calls = calls + run_limits(seed) end
+        print(("\nik.pure vs ik.core (%s), limits: %d calls, %d numbers compared, %.4f%% the same bits, %d differing (largest difference %g)")
+            :format(_VERSION .. (type(jit) == "table" and " " .. jit.version or ""), calls, stats.numbers,
+                100 * stats.identical / stats.numbers, stats.differing, stats.largest))
+        assert.are.equal(0, stats.differing)
     end)
 
     it("names itself as the C module does", function()
