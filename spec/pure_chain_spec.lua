@@ -662,6 +662,7 @@ describe("ik.pure on its own", function()
 
     it("makes no garbage on the hot path", function()
         local c2, c3 = P.chain2d({ 1, 1, 1 }), P.chain3d({ 1, 1, 1 })
+        c3:set_cone(1, 0.5)
         local out = c2:positions()
         local function loop(count)
             for i = 1, count do
@@ -672,6 +673,11 @@ describe("ik.pure on its own", function()
                 c3:set_rotation(1 + i % 3, 1, i * 1e-3, 0, 0)
                 local w, qx, qy, qz = c3:world_rotation(1 + i % 3)
                 c2:positions(out)
+                local d, e = c2:goal_error()
+                local kind, half = c3:limit(1)
+                local a1, a2, reached = P.two_bone(1, 1, i * 1e-3, 1)
+                local jx, jy, jz, met = P.two_bone_middle3(1, 1, i * 1e-3, 1, 0, 0, 0, 1)
+                local soft = P.soft_distance(1 + i * 1e-4, 1.5, 0.5)
             end
         end
         -- As spec/alloc_spec.lua counts: the collector stopped, the loop run first (LuaJIT
