@@ -38,6 +38,10 @@ build = {
         ["ik.pure"] = "lua/ik/pure/init.lua",
         ["ik.pure.math"] = "lua/ik/pure/math.lua",
         ["ik.pure.chain"] = "lua/ik/pure/chain.lua",
+        ["ik.pure.limits"] = "lua/ik/pure/limits.lua",
+        ["ik.pure.two_bone"] = "lua/ik/pure/two_bone.lua",
+        ["ik.pure.goal"] = "lua/ik/pure/goal.lua",
+        ["ik.pure.solve"] = "lua/ik/pure/solve.lua",
         ["ik.core"] = {
             sources = {
                 -- the Makefile's CORE_SRC and BIND_SRC (make test checks they agree)

@@ -2,21 +2,27 @@
 -- cannot load a C module. This file is src/ik_lua.c's counterpart: the same argument checks
 -- in the same order, the same messages, the same values returned (counts and indices
 -- integers, coordinates floats); the work is done by the files beside it, which mirror
--- src/ file for file (chain.lua is chain.c, math.lua is ik_math.h), so the results are the
--- C core's, bit for bit where the VM computes in IEEE doubles with the same libm.
+-- src/ file for file (chain.lua is chain.c, math.lua is ik_math.h, limits.lua limits.c,
+-- two_bone.lua two_bone.c; goal.lua and solve.lua have the first functions of goal.c and
+-- solve.c), so the results are the C core's, bit for bit where the VM computes in IEEE
+-- doubles with the same libm.
 --
--- Ported: ik.chain2d, ik.chain3d, _VERSION, backend ("lua"); the chain methods count, dim,
--- reach, joint, effector, positions, length, set_length, weight, set_weight, base,
--- set_base, angle, set_angle, world_angle, angles, set_angles, rotation, set_rotation,
--- world_rotation, rotations, set_rotations, stretch_factor, configure, settings,
--- set_target, target, clear_target, set_target_angle, target_angle, set_target_rotation,
+-- Ported: ik.chain2d, ik.chain3d, ik.chain2d_points, ik.chain3d_points, the stateless
+-- solves (two_bone, two_bone_joint, two_bone_middle, two_bone_joint3, two_bone_middle3,
+-- soft_distance), _VERSION, backend ("lua"); the chain methods count, dim, reach, joint,
+-- effector, positions, set_points, length, set_length, weight, set_weight, base, set_base,
+-- angle, set_angle, world_angle, angles, set_angles, rotation, set_rotation,
+-- world_rotation, rotations, set_rotations, set_limit, limit, set_hinge, set_cone,
+-- set_twist, clear_limit, stretch_factor, configure, settings, set_target, target,
+-- goal_error, clear_target, set_target_angle, target_angle, set_target_rotation,
 -- target_rotation, attach, detach, parent, attach_tip, detach_tip, tip_parent, clone,
 -- __len, __tostring.
--- Not yet (absent, not stubs): the stateless solves (two_bone, two_bone_joint,
--- two_bone_middle, two_bone_middle3, two_bone_joint3, soft_distance), chain2d_points,
--- chain3d_points, solve_many, rig, gait; the methods set_points, set_limit, limit,
--- set_hinge, set_cone, set_twist, clear_limit, goal_error, solve, solve_fabrik, solve_ccd,
--- solve_relax, solve_two_bone, solve_aim, drag, simulate, set_rest.
+-- Not yet (absent, not stubs): solve_many, rig, gait; the methods solve, solve_fabrik,
+-- solve_ccd, solve_relax, solve_two_bone, solve_aim, drag, simulate, set_rest. Of the
+-- files beside this one, two_bone.lua lacks the chain solves (they need solve.c's
+-- dispatcher) and goal.lua the finish around a solve; limits.lua is whole, but
+-- chain_clamp_limits, limit_backward and the limit samples have no caller yet (the
+-- solvers), so no spec compares them with the C yet.
 --
 -- A chain is a handle: a table whose metatable is private (getmetatable gives "ik.chain",
 -- as for the C module's userdata) and which holds the core's chain (chain.lua) under a
@@ -469,8 +475,8 @@ local function new_chain_points(dim, t)
     return new_handle(c)
 end
 
-function ik.chain2d_points(t) return (new_chain_points(2, t)) end
-function ik.chain3d_points(t) return (new_chain_points(3, t)) end
+function ik.chain2d_points(...) return (new_chain_points(2, (...))) end
+function ik.chain3d_points(...) return (new_chain_points(3, (...))) end
 
 -- chain:clone(): a chain that behaves exactly as this one (its parent and tip hold too;
 -- not its children).
