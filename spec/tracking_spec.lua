@@ -96,3 +96,49 @@ for _, dim in ipairs({ 2, 3 }) do
         end)
     end
 end
+
+-- With an orientation goal and a limit on the tip bone, the steps' orientation rows count
+-- only what the tip's limit cannot take back (src/joint_space.c, gap_turn): a 2D range, a 3D
+-- cone and twist take every turn that keeps the tip's local rotation inside them, a hinge
+-- the part about its axis. Counted whole, the rows held the bones still against the goal
+-- and the steps crawled (10 iterations 1e-7 short of a goal a few hundredths away, where
+-- damped Newton steps take 4 or 5; in bench/limits.lua 21% of 2D tracking frames missed).
+describe("joint-space steps with an orientation goal and a limited tip bone", function()
+    local near = { { 0.3, 0.5, 0.2 }, { 0.33, 0.47, 0.25 } } -- pose, goal's pose: angles
+    for _, solver in ipairs({ "fabrik", "ccd", "relax" }) do
+        it(solver .. ", 2D: a near goal met to 1e-7 in at most 6 iterations", function()
+            local c, goal = ik.chain2d({ 3, 2, 2.5 }), ik.chain2d({ 3, 2, 2.5 })
+            for i = 1, 3 do c:set_limit(i, -1.5, 1.5) end
+            c:set_angles(near[1])
+            goal:set_angles(near[2])
+            c:configure({ solver = solver, iterations = 10, tolerance = 1e-7 })
+            c:set_target_angle(goal:world_angle(3))
+            local ok, distance, iterations = c:solve(goal:effector())
+            assert(ok and iterations <= 6, ("reached %s, %g away, %d iterations"):format(tostring(ok), distance, iterations))
+        end)
+        for _, tip in ipairs({ "hinge", "cone and twist" }) do
+            it(solver .. ", 3D, a " .. tip .. " on the tip bone: a near goal met to 1e-7 in at most 6 iterations", function()
+                local c, goal = ik.chain3d({ 3, 2, 2.5 }), ik.chain3d({ 3, 2, 2.5 })
+                for _, x in ipairs({ c, goal }) do
+                    x:set_cone(1, 1.2)
+                    x:set_cone(2, 1.2)
+                    if tip == "hinge" then x:set_hinge(3, 0, 0, 1, -1.5, 1.5)
+                    else x:set_cone(3, 1.0); x:set_twist(3, -0.5, 0.5) end
+                end
+                local function turns(c1, c2, c3)
+                    local t = {}
+                    for _, q in ipairs({ { h.qaxis(0, 0.6, 0.8, c1) }, { h.qaxis(0, 0, 1, c2) }, { h.qaxis(0, 0, 1, c3) } }) do
+                        for k = 1, 4 do t[#t + 1] = q[k] end
+                    end
+                    return t
+                end
+                c:set_rotations(turns(0.3, 0.5, 0.2))
+                goal:set_rotations(turns(0.33, 0.47, 0.25))
+                c:configure({ solver = solver, iterations = 10, tolerance = 1e-7 })
+                c:set_target_rotation(goal:world_rotation(3))
+                local ok, distance, iterations = c:solve(goal:effector())
+                assert(ok and iterations <= 6, ("reached %s, %g away, %d iterations"):format(tostring(ok), distance, iterations))
+            end)
+        end
+    end
+end)
