@@ -2090,5 +2090,7 @@ int luaopen_ik_core(lua_State *L)
     luaL_setfuncs(L, module_functions, UPVALUES);
     lua_pushliteral(L, "ik " IK_VERSION);
     lua_setfield(L, -2, "_VERSION");
+    lua_pushliteral(L, "c"); /* the pure-Lua backend's is "lua" (lua/ik/pure) */
+    lua_setfield(L, -2, "backend");
     return 1;
 }
