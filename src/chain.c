@@ -145,7 +145,10 @@ ik_status ik_settings_validate(const ik_settings *s)
  * best_turn (2 each), angle, prev_angle and best_angle; 3D adds rot, wrot, prev_rot,
  * points_rot, rest_rot, sim_rot and best_rot (4 each).
  */
-static size_t reals_per_bone(int dim) { return dim == 2 ? 1 + 1 + 2 * 5 + 4 + 10 + 3 : 1 + 1 + 3 * 5 + 5 + 28; }
+static size_t reals_per_bone(int dim)
+{
+    return dim == 2 ? 1 + 1 + 2 * 5 + 4 + 10 + 3 : 1 + 1 + 3 * 5 + 5 + 28;
+}
 static size_t reals_extra(int dim) { return 1 + 4 * (size_t)dim; }
 
 static size_t chain_size(int dim, int n)

@@ -377,6 +377,9 @@ int ik_solve_spd(ik_real *a, int stride, int k, const ik_real *e, ik_real *y);
  * bone can take its goal within its limit. The solvers end with it on chains with limits.
  */
 int ik_limits_oriented(const ik_chain *chain, int m);
+/* A goal within this fraction of the reach from the tip is tracked (moved a little since
+   the last frame): ik_joint_track, and solve.c's other tries. */
+#define IK_TRACK_NEAR 0.05
 /*
  * A solve whose joint m is already near target (a goal tracked frame by frame):
  * joint-space steps first, as ik_joint_finish. Returns 1 when they met the goal (the solve

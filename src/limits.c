@@ -115,10 +115,11 @@ void ik_chain_clamp_limits(ik_chain *c)
  * v (of the cone's half angle) and w (of the twist's range): a start of a solve's other
  * tries (solve.c). What a bone's limits leave free starts at 0 (2D) or unturned (3D).
  */
+static ik_real at_fraction(ik_real lo, ik_real hi, ik_real u) { return lo + (hi - lo) * u; }
+
 ik_real ik_limit_sample_angle(const ik_limit *limit, ik_real u)
 {
-    if (!(limit->flags & IK_LIMIT_RANGE)) return 0;
-    return limit->min + (limit->max - limit->min) * u;
+    return limit->flags & IK_LIMIT_RANGE ? at_fraction(limit->min, limit->max, u) : 0;
 }
 
 ik_quat ik_limit_sample_rotation(const ik_limit *limit, ik_real u, ik_real v, ik_real w)
@@ -126,10 +127,12 @@ ik_quat ik_limit_sample_rotation(const ik_limit *limit, ik_real u, ik_real v, ik
     ik_quat swing = ik_q_identity(), twist = ik_q_identity();
     ik_real around = IK_TWO_PI * u;
     if (limit->flags & IK_LIMIT_HINGE)
-        return ik_limit_rotation(limit, ik_q_axis_angle(limit->axis, limit->min + (limit->max - limit->min) * u));
-    if (limit->flags & IK_LIMIT_CONE) swing = ik_q_axis_angle(ik_v3(0, cos(around), sin(around)), limit->cone * v);
+        return ik_limit_rotation(limit,
+                                 ik_q_axis_angle(limit->axis, at_fraction(limit->min, limit->max, u)));
+    if (limit->flags & IK_LIMIT_CONE)
+        swing = ik_q_axis_angle(ik_v3(0, cos(around), sin(around)), limit->cone * v);
     if (limit->flags & IK_LIMIT_TWIST)
-        twist = ik_q_axis_angle(ik_v3(1, 0, 0), limit->twist_min + (limit->twist_max - limit->twist_min) * w);
+        twist = ik_q_axis_angle(ik_v3(1, 0, 0), at_fraction(limit->twist_min, limit->twist_max, w));
     return ik_limit_rotation(limit, ik_q_normalize(ik_q_mul(swing, twist)));
 }
 

@@ -309,22 +309,20 @@ static void way_out(ik_chain *c, solve *s, ik_result *out)
 /* ---- other tries ---- */
 
 /*
- * With limits, a solve can end in a minimum the limits make, short of a goal its chain can
- * reach. A solve that ends short with iterations to spare tries again from fixed poses
- * within the limits (their ranges at the fractions below), each with what is left of the
- * budget, and keeps the best pose of all (a solver that found its goal met and took no
- * iteration leaves the pose as the limits put it): bench/limits.lua (500 trials, 64
- * iterations, 3D
- * 3 bones with limits and an orientation goal, from straight / from random): CCD 95.6 /
- * 93.2% -> 96.0 / 94.6%, FABRIK 94.2 / 92.6 -> 96.8 / 96.2, relax 94.2 / 92.2 -> 96.6 /
- * 96.0. While tracking (the tip near the goal when the solve began) only a solve that
- * gained nothing tries (a chain stuck where the goal stays), and a try's pose is taken only
- * when it reaches or halves the miss: any other would be a jump for little. Not with mix or
- * max_turn (they hold the pose to the one before), nor with escape off (the textbook
- * solvers).
+ * With limits, an iterative solve (not two_bone nor aim) can end in a minimum the limits
+ * make, short of a goal its chain can reach. One that ends short with iterations to spare
+ * tries again from fixed poses within the limits (their ranges at the fractions below), each
+ * with what is left of the budget; a try's pose replaces the best so far only when it
+ * reaches or halves its miss (a smaller gain is not worth the jump). bench/limits.lua, 500
+ * trials, 64 iterations, 3D 3 bones with limits and an orientation goal, from straight /
+ * from random: CCD 95.6 / 93.2% -> 96.0 / 94.6%, FABRIK 94.2 / 92.6 -> 96.8 / 96.2, relax
+ * 94.2 / 92.2 -> 96.6 / 96.0. Not after a solver that took no iteration (its goal was met,
+ * only the limits moved the tip), nor after a stretch, nor with mix or max_turn (they hold
+ * the pose to the one before), nor with escape off (the textbook solvers); while tracking
+ * (the tip within IK_TRACK_NEAR of the reach from the goal when the solve began) only when
+ * the solve gained nothing (a chain stuck where its goal stays).
  */
 #define TRIES 3
-#define TRY_NEAR 0.05 /* of the reach: tracking, as joint_space.c's TRACK_NEAR */
 static const ik_real TRY_AT[TRIES][3] = {{0.5, 0.7, 0.5}, {0.15, 0.7, 0.15}, {0.85, 0.7, 0.85}};
 
 /* How far a pose is from its goal: a radian weighs an eighth of the reach, as in the
@@ -334,50 +332,65 @@ static ik_real miss_of(const ik_chain *c, ik_real distance, ik_real angle_error)
     return distance + angle_error * c->reach / 8;
 }
 
-static ik_real miss(const ik_chain *c, const ik_result *r) { return miss_of(c, r->distance, r->angle_error); }
-
-/* The miss before a solve of a chain with limits (else 0), and whether it tracks. */
-static ik_real miss_before(ik_chain *c, int *tracking)
+static ik_real miss(const ik_chain *c, const ik_result *r)
 {
-    ik_real distance;
-    *tracking = 0;
-    if (!c->limited) return 0;
-    ik_chain_settle(c);
-    ik_chain_fk(c);
-    distance = ik_tip_distance(c);
-    *tracking = distance < TRY_NEAR * c->reach;
-    return miss_of(c, distance, c->has_orientation ? ik_orientation_error(c) : 0);
+    return miss_of(c, r->distance, r->angle_error);
 }
 
-static int tries_wanted(const ik_chain *c, ik_solver solver, const ik_result *out, ik_real before, int tracking)
+/* Whether a solve of c with solver may try again at all (what the pose does not decide). */
+static int may_try(const ik_chain *c, ik_solver solver)
 {
     const ik_settings *set = &c->settings;
     const solver_desc *desc = &SOLVERS[solver];
-    return c->limited && set->escape && !out->reached && out->iterations > 0 && out->iterations < set->iterations &&
-           !desc->closed_form && !desc->aims && set->mix == 1 && set->max_turn == INFINITY &&
+    return c->limited && set->escape && !desc->closed_form && !desc->aims && set->mix == 1 &&
+           set->max_turn == INFINITY;
+}
+
+/* The miss before a solve that may try again (else 0), and whether it tracks. */
+static ik_real miss_before(ik_chain *c, ik_solver solver, int *tracking)
+{
+    ik_real distance;
+    *tracking = 0;
+    if (!may_try(c, solver)) return 0;
+    ik_chain_settle(c);
+    ik_chain_fk(c);
+    distance = ik_tip_distance(c);
+    *tracking = distance < IK_TRACK_NEAR * c->reach;
+    return miss_of(c, distance, c->has_orientation ? ik_orientation_error(c) : 0);
+}
+
+static int tries_wanted(const ik_chain *c, ik_solver solver, const ik_result *out, ik_real before,
+                        int tracking)
+{
+    return may_try(c, solver) && !out->reached && out->iterations > 0 &&
+           out->iterations < ik_iteration_budget(c->settings.iterations) && c->scale == 1 &&
            (!tracking || miss(c, out) >= before);
 }
 
-/* The local pose kept as the best (best: 1) or put back from it (best: 0). */
-static void best_pose(ik_chain *c, int keep)
+/* The local pose kept as the best so far, and put back from it. */
+static void keep_best(ik_chain *c)
 {
     size_t n = (size_t)c->n;
-    if (c->dim == 2 && keep) {
+    if (c->dim == 2) {
         memcpy(c->best_turn, c->turn, n * sizeof *c->turn);
         memcpy(c->best_angle, c->angle, n * sizeof *c->angle);
-    } else if (c->dim == 2) {
+    } else {
+        memcpy(c->best_rot, c->rot, n * sizeof *c->rot);
+    }
+}
+
+static void put_back_best(ik_chain *c)
+{
+    size_t n = (size_t)c->n;
+    if (c->dim == 2) {
         memcpy(c->turn, c->best_turn, n * sizeof *c->turn);
         memcpy(c->angle, c->best_angle, n * sizeof *c->angle);
-    } else if (keep) {
-        memcpy(c->best_rot, c->rot, n * sizeof *c->rot);
     } else {
         memcpy(c->rot, c->best_rot, n * sizeof *c->rot);
     }
-    if (!keep) {
-        ik_chain_mark_stale(c, 0);
-        ik_chain_fk(c);
-        ik_chain_changed(c);
-    }
+    ik_chain_mark_stale(c, 0);
+    ik_chain_fk(c);
+    ik_chain_changed(c);
 }
 
 static void try_pose(ik_chain *c, int k)
@@ -392,28 +405,32 @@ static void try_pose(ik_chain *c, int k)
     ik_chain_fk(c);
 }
 
-/* The other tries, after the first ended in *out: each within the budget that is left. */
+/*
+ * The other tries, after the first ended in *out: each within the budget that is left,
+ * which the solvers read from the settings (set for the try, then put back).
+ */
 static void try_again(ik_chain *c, ik_solver solver, ik_result *out)
 {
-    int budget = c->settings.iterations, used = out->iterations, k, best_is_last = 1;
+    int iterations = c->settings.iterations, budget = ik_iteration_budget(iterations);
+    int used = out->iterations, k, best_is_last = 1;
     ik_result best = *out, r;
-    best_pose(c, 1);
+    keep_best(c);
     for (k = 0; k < TRIES && used < budget && !best.reached; k++) {
         solve s;
         try_pose(c, k);
-        c->settings.iterations = budget - used; /* what the solver reads its budget from */
+        c->settings.iterations = budget - used;
         way_in(c, solver, &s);
         if (s.run) run_solver(c, &s);
         way_out(c, &s, &r);
-        c->settings.iterations = budget;
+        c->settings.iterations = iterations;
         used += r.iterations;
         best_is_last = r.reached || miss(c, &r) < 0.5 * miss(c, &best);
         if (best_is_last) {
             best = r;
-            best_pose(c, 1);
+            keep_best(c);
         }
     }
-    if (!best_is_last) best_pose(c, 0);
+    if (!best_is_last) put_back_best(c);
     *out = best;
     out->iterations = used;
 }
@@ -477,7 +494,7 @@ static ik_status solve_with(ik_chain *c, ik_solver solver, const ik_real *target
         solve_lean(c, &SOLVERS[solver], out);
         return IK_OK;
     }
-    before = miss_before(c, &tracking);
+    before = miss_before(c, solver, &tracking);
     way_in(c, solver, &s);
     if (s.run) run_solver(c, &s);
     way_out(c, &s, out);
