@@ -18,6 +18,7 @@ local v2_renorm, v2_normalize_or, v2_turn, v2_len, wrap_angle = m.v2_renorm, m.v
 local v3_add, v3_sub, v3_scale, v3_dot, v3_len = m.v3_add, m.v3_sub, m.v3_scale, m.v3_dot, m.v3_len
 local v3_normalize_or, v3_any_perpendicular = m.v3_normalize_or, m.v3_any_perpendicular
 local q_mul, q_normalize, q_rotate, q_x_axis, q_from_to = m.q_mul, m.q_normalize, m.q_rotate, m.q_x_axis, m.q_from_to
+local q_turn = m.q_turn
 
 local M = {}
 
@@ -183,6 +184,34 @@ end
 function M.iteration_budget(iterations)
     if iterations < M.MAX_ITERATIONS then return iterations end
     return M.MAX_ITERATIONS
+end
+
+-- The world rotation of bone i's parent frame (3D): bone i - 1's, or the base's.
+local function parent_wrot(c, i)
+    if i == 0 then return c.base_rot_w, c.base_rot_x, c.base_rot_y, c.base_rot_z end
+    local r = c.wrot
+    return r[4 * i - 4], r[4 * i - 3], r[4 * i - 2], r[4 * i - 1]
+end
+M.parent_wrot = parent_wrot
+
+-- Bone i of a 3D chain, unlimited, turned onto unit direction u by the smallest turn from
+-- its direction now (its twist kept), as pose_bone does with fewer roundings: the world
+-- rotation normalised once and kept as the bone's, the local one derived from it and
+-- pulled back to unit length to first order; the direction and joint i + 1 from the world
+-- rotation. The bones before it must be current. For the lean solves (solve.lua).
+function M.turn_bone3(c, i, ux, uy, uz)
+    local d, r, rot, p = c.dir, c.wrot, c.rot, c.joint
+    local pw, px, py, pz = parent_wrot(c, i)
+    local tw, tx, ty, tz = q_turn(d[3 * i], d[3 * i + 1], d[3 * i + 2], ux, uy, uz)
+    local w, x, y, z = q_normalize(q_mul(tw, tx, ty, tz, r[4 * i], r[4 * i + 1], r[4 * i + 2], r[4 * i + 3]))
+    local lw, lx, ly, lz = q_mul(pw, -px, -py, -pz, w, x, y, z)
+    local k = (3 - (lw * lw + lx * lx + ly * ly + lz * lz)) / 2
+    local dx, dy, dz = q_x_axis(w, x, y, z)
+    rot[4 * i], rot[4 * i + 1], rot[4 * i + 2], rot[4 * i + 3] = lw * k, lx * k, ly * k, lz * k
+    r[4 * i], r[4 * i + 1], r[4 * i + 2], r[4 * i + 3] = w, x, y, z
+    d[3 * i], d[3 * i + 1], d[3 * i + 2] = dx, dy, dz
+    p[3 * i + 3], p[3 * i + 4], p[3 * i + 5] =
+        v3_add(p[3 * i], p[3 * i + 1], p[3 * i + 2], v3_scale(dx, dy, dz, c.length[i] * c.scale))
 end
 
 -- ---- statuses and settings ----
@@ -431,12 +460,7 @@ local function chain_fk_bone(c, i)
         joint[2 * i + 2], joint[2 * i + 3] = v2_add(jx, jy, v2_scale(wx, wy, step))
     else
         local rot, wrot = c.rot, c.wrot
-        local pw, px, py, pz
-        if i == 0 then
-            pw, px, py, pz = c.base_rot_w, c.base_rot_x, c.base_rot_y, c.base_rot_z
-        else
-            pw, px, py, pz = wrot[4 * i - 4], wrot[4 * i - 3], wrot[4 * i - 2], wrot[4 * i - 1]
-        end
+        local pw, px, py, pz = parent_wrot(c, i)
         local w, x, y, z = q_mul(pw, px, py, pz, rot[4 * i], rot[4 * i + 1], rot[4 * i + 2], rot[4 * i + 3])
         local k = (3 - (w * w + x * x + y * y + z * z)) / 2
         w, x, y, z = w * k, x * k, y * k, z * k

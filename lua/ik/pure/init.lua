@@ -95,15 +95,22 @@ end
 -- debug information) does not count self, and a bad self reads "calling 'name' on bad
 -- self"; with no name from the call site, global_name or "?". The frame of the API function
 -- is found by looking for it, so helpers may call this at any depth.
-local function arg_error(arg, message)
-    local level, info = 2, nil
-    if getinfo then
+-- The frame of the function of the API that is running: its level as the caller of
+-- api_frame counts (1: the caller itself) and its debug information; nil when not found.
+local function api_frame()
+    if not getinfo then return nil end
+    local level = 3
+    local info = getinfo(level, "nf")
+    while info and not api[info.func] do
+        level = level + 1
         info = getinfo(level, "nf")
-        while info and not api[info.func] do
-            level = level + 1
-            info = getinfo(level, "nf")
-        end
     end
+    if info == nil then return nil end
+    return level - 1, info
+end
+
+local function arg_error(arg, message)
+    local level, info = api_frame()
     if info == nil then error(format("bad argument #%d (%s)", arg, message), 2) end
     local name = info.name
     if info.namewhat == "method" then
@@ -112,6 +119,13 @@ local function arg_error(arg, message)
     end
     if name == nil then name = global_name(info.func) or "?" end
     error(format("bad argument #%d to '%s' (%s)", arg, name, message), level + 1)
+end
+
+-- An error that is not an argument's: raised, as arg_error raises, at the position of the
+-- Lua code that called the function of the API.
+local function api_error(message)
+    local level = api_frame()
+    error(message, level and level + 1 or 2)
 end
 
 -- The chain of the handle v, or nil when v is not one.
@@ -1037,6 +1051,54 @@ function methods.target_rotation(...)
     if not has then return nil end
     return w, x, y, z
 end
+
+-- ---- methods: solves ----
+
+-- The result of the solve being made (a solve is never nested): one table, no garbage.
+local result = { reached = false, distance = 0.0, angle_error = 0.0, iterations = 0 }
+
+-- Whether the arguments from 2 on (the arguments from 1 on are ...) are all nil, or none.
+local function all_nil(...)
+    for k = 2, select("#", ...) do
+        if select(k, ...) ~= nil then return false end
+    end
+    return true
+end
+
+-- chain:solve*(x, y[, z]) or, with no coordinates, towards the kept goal: reached, the
+-- distance (an aim: the angle error) and the iterations.
+local function solve_with(solver_solve, ...)
+    local top = select("#", ...)
+    local c = check_chain((...), 1, top)
+    local st
+    if all_nil(...) then
+        st = solver_solve(c, nil, nil, nil, result) -- towards the kept goal
+        if st == chain.ERR_NO_TARGET then arg_error(2, status_string(st)) end
+    else
+        local x, y, z = check_target(c, top, ...)
+        if c.tip_parent then arg_error(1, status_string(chain.ERR_HELD)) end
+        st = solver_solve(c, x, y, z, result)
+    end
+    if st == solve.NOT_PORTED then
+        api_error(format("ik.pure: the %s solver is not ported yet", solve.solver_name(c.settings.solver)))
+    end
+    -- Targets are checked above: what is left is the chain's (ERR_NOT_TWO_BONE).
+    check_status(st, 1)
+    return result.reached, result.distance, result.iterations
+end
+
+-- A solve method: solve_with with the core's entry point (no tail call: an error names
+-- the method's frame).
+local function solve_method(solver_solve)
+    return function(...)
+        local reached, distance, iterations = solve_with(solver_solve, ...)
+        return reached, distance, iterations
+    end
+end
+
+methods.solve = solve_method(solve.chain_solve)
+methods.solve_two_bone = solve_method(solve.chain_solve_two_bone)
+methods.solve_aim = solve_method(solve.chain_solve_aim)
 
 -- ---- methods: attachment ----
 

@@ -189,13 +189,7 @@ end
 M.pose_bone_turn = pose_bone_turn
 
 local function pose_bone_rot(c, i, w, x, y, z)
-    local pw, px, py, pz
-    if i == 0 then
-        pw, px, py, pz = c.base_rot_w, c.base_rot_x, c.base_rot_y, c.base_rot_z
-    else
-        local r = c.wrot
-        pw, px, py, pz = r[4 * i - 4], r[4 * i - 3], r[4 * i - 2], r[4 * i - 1]
-    end
+    local pw, px, py, pz = chain.parent_wrot(c, i)
     local lw, lx, ly, lz = q_normalize(q_mul(pw, -px, -py, -pz, w, x, y, z))
     local r = c.rot
     r[4 * i], r[4 * i + 1], r[4 * i + 2], r[4 * i + 3] = limit_rotation(c.limit[i], lw, lx, ly, lz)

@@ -7,17 +7,20 @@
 -- forms divide every length by the largest input magnitude first, and classify
 -- reachability with the same test (ring_side).
 --
--- Ported: the stateless solves (max4, ring_side, check_inputs, ik_two_bone,
--- ik_two_bone_joint, ik_two_bone_joint3, ik_two_bone_middle, ik_two_bone_middle3).
--- Not yet: the chain solves (two_bone_chain2d, middle_offset3, two_bone_chain3d,
--- ik_two_bone_lean3, ik_two_bone_chain), which come with solve.c's dispatcher.
+-- All of it: the stateless solves (max4, ring_side, check_inputs, ik_two_bone,
+-- ik_two_bone_joint, ik_two_bone_joint3, ik_two_bone_middle, ik_two_bone_middle3) and the
+-- chain solves (two_bone_chain2d, middle_offset3, two_bone_chain3d, ik_two_bone_lean3,
+-- ik_two_bone_chain). A result (ik_result) is a table with its fields, filled in place.
 
 local m = require("ik.pure.math")
 local chain = require("ik.pure.chain")
+local limits = require("ik.pure.limits")
 
 local abs, sqrt, sin, acos, atan2 = math.abs, math.sqrt, math.sin, math.acos, math.atan2 or math.atan
 local clamp, fmax, v2_len, v2_normalize_or = m.clamp, m.fmax, m.v2_len, m.v2_normalize_or
 local v3_dot, v3_len, v3_normalize_or = m.v3_dot, m.v3_len, m.v3_normalize_or
+local v2_unrotate, v3_add, v3_sub, v3_scale = m.v2_unrotate, m.v3_add, m.v3_sub, m.v3_scale
+local turn_bone3 = chain.turn_bone3
 
 local OK, ERR_NOT_FINITE, ERR_NEGATIVE, ERR_BEND = chain.OK, chain.ERR_NOT_FINITE, chain.ERR_NEGATIVE, chain.ERR_BEND
 
@@ -187,6 +190,93 @@ function M.two_bone_middle(l1, l2, x, y, bend) return two_bone_joint(x, y, l1, l
 
 function M.two_bone_middle3(l1, l2, tx, ty, tz, px, py, pz)
     return two_bone_joint3(tx, ty, tz, l1, l2, px, py, pz)
+end
+
+-- 2D chain: the target in the base frame, the angle form's a1 and a2 as the local angles.
+local function two_bone_chain2d(c, tx, ty)
+    local lx, ly = v2_unrotate(tx - c.base_x, ty - c.base_y, c.base_turn_x, c.base_turn_y)
+    -- Only a target so far from the base that the difference overflows fails here.
+    local st, a1, a2 = M.two_bone(c.length[0], c.length[1], lx, ly, c.settings.bend)
+    if st == OK then
+        chain.chain_set_turn_angle(c, 0, a1)
+        chain.chain_set_turn_angle(c, 1, a2)
+        chain.chain_mark_stale(c, 0)
+        chain.chain_fk(c)
+    end
+end
+
+-- 3D chain: the vector form gives the middle joint (whether it could, and its offset j from
+-- the base), bending towards the pole, or, with no pole, in the plane the chain bends in
+-- now (the middle joint's current offset). Only a target so far from the base that the
+-- difference overflows fails.
+local function middle_offset3(c, bx, by, bz, tx, ty, tz)
+    local s, px, py, pz = c.settings
+    if s.use_pole then
+        px, py, pz = s.pole_x, s.pole_y, s.pole_z
+    else
+        local p = c.joint
+        px, py, pz = v3_sub(p[3], p[4], p[5], bx, by, bz)
+    end
+    local tx2, ty2, tz2 = v3_sub(tx, ty, tz, bx, by, bz)
+    local st, jx, jy, jz = two_bone_joint3(tx2, ty2, tz2, c.length[0], c.length[1], px, py, pz)
+    if st ~= OK then return false end
+    return true, jx, jy, jz
+end
+
+-- The bones turn onto the middle joint and the (closest) tip by their smallest rotations,
+-- keeping twist.
+local function two_bone_chain3d(c, tx, ty, tz)
+    local p, d, q = c.work, c.dir, c.joint
+    local bx, by, bz = q[0], q[1], q[2]
+    local ok, jx, jy, jz = middle_offset3(c, bx, by, bz, tx, ty, tz)
+    if not ok then return end
+    local mx, my, mz = v3_add(bx, by, bz, jx, jy, jz)
+    local ux, uy, uz = v3_sub(tx, ty, tz, mx, my, mz)
+    ux, uy, uz = v3_normalize_or(ux, uy, uz, d[3], d[4], d[5])
+    p[0], p[1], p[2] = bx, by, bz
+    p[3], p[4], p[5] = mx, my, mz
+    p[6], p[7], p[8] = v3_add(mx, my, mz, v3_scale(ux, uy, uz, c.length[1]))
+    limits.pose_points(c, p, 0, 2)
+    chain.chain_fk(c)
+end
+
+-- The lean solve: the middle joint as above; bone 0 turned onto it and bone 1 onto the
+-- target (or the closest point), each by turn_bone3, which writes the local rotation and
+-- the world data at once. Fills out; true: it moved the chain.
+function M.two_bone_lean3(c, ax, ay, az, out)
+    local p, d = c.joint, c.dir
+    local l0 = c.length[0]
+    out.iterations = 1
+    local ok, jx, jy, jz = middle_offset3(c, p[0], p[1], p[2], ax, ay, az)
+    if ok then
+        local mx, my, mz = v3_add(p[0], p[1], p[2], jx, jy, jz)
+        -- |j| is l0 to rounding: j / l0 is bone 0's direction, unit enough for turn_bone3.
+        -- A bone of length 0 keeps its world rotation, as pose_points keeps it for a
+        -- segment with no direction.
+        if l0 > 1e-300 then
+            turn_bone3(c, 0, v3_scale(jx, jy, jz, 1 / l0))
+        elseif l0 > 0 then
+            turn_bone3(c, 0, v3_normalize_or(jx, jy, jz, d[0], d[1], d[2]))
+        else
+            turn_bone3(c, 0, d[0], d[1], d[2])
+        end
+        if c.length[1] > 0 then
+            local ux, uy, uz = v3_sub(ax, ay, az, mx, my, mz)
+            turn_bone3(c, 1, v3_normalize_or(ux, uy, uz, d[3], d[4], d[5]))
+        else
+            turn_bone3(c, 1, d[3], d[4], d[5])
+        end
+    end
+    out.distance = v3_len(p[6] - c.target_x, p[7] - c.target_y, p[8] - c.target_z)
+    out.angle_error = 0.0
+    out.reached = out.distance <= c.settings.tolerance
+    return true
+end
+
+-- Bones 0 and 1 towards the target; the iterations (1).
+function M.two_bone_chain(c, tx, ty, tz)
+    if c.dim == 2 then two_bone_chain2d(c, tx, ty) else two_bone_chain3d(c, tx, ty, tz) end
+    return 1
 end
 
 return M
