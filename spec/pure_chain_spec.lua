@@ -15,9 +15,8 @@ local P = require("ik.pure")
 
 local load = loadstring or load
 local unpack = table.unpack or unpack
-local mtype = math.type or function() return nil end
 
-local function pack(...) return { n = select("#", ...), ... } end
+local pack = require("spec.pure_compare").pack
 
 -- The methods of each side, read through a chain (the metatables are protected).
 local C_METHODS, P_METHODS = {}, {}
@@ -56,76 +55,9 @@ end]], "=calls")(pack)
 
 -- ---- comparison ----
 
+local cmp = require("spec.pure_compare")
+local compare, state, range = cmp.compare, cmp.state, cmp.random_range
 local stats
-
-local function same_number(a, b)
-    if a ~= a then return b ~= b end
-    return a == b and (a ~= 0 or 1 / a == 1 / b)
-end
-
--- Compares a C-side value with a pure-side value; chains compare by their place in the world
--- (index_c, index_p). Returns nil or what differs.
-local function compare(a, b, index_c, index_p, where)
-    if type(a) == "number" and type(b) == "number" then
-        stats.numbers = stats.numbers + 1
-        if mtype(a) ~= mtype(b) then return where .. ": " .. tostring(mtype(a)) .. " vs " .. tostring(mtype(b)) end
-        if same_number(a, b) then
-            stats.identical = stats.identical + 1
-            return nil
-        end
-        local d = math.abs(a - b)
-        if d ~= d or d > stats.largest then stats.largest = d end
-        stats.differing = stats.differing + 1
-        if not (d <= 1e-9) then return where .. (": %.17g vs %.17g"):format(a, b) end
-        return nil
-    end
-    if index_c[a] ~= nil or index_p[b] ~= nil then
-        if index_c[a] ~= index_p[b] then return where .. ": chain " .. tostring(index_c[a]) .. " vs " .. tostring(index_p[b]) end
-        return nil
-    end
-    if type(a) ~= type(b) then return where .. ": " .. type(a) .. " vs " .. type(b) end
-    if type(a) == "table" then
-        for k, v in pairs(a) do
-            local why = compare(v, b[k], index_c, index_p, where .. "." .. tostring(k))
-            if why then return why end
-        end
-        for k in pairs(b) do
-            if a[k] == nil then return where .. "." .. tostring(k) .. ": only in ik.pure" end
-        end
-        return nil
-    end
-    if a ~= b then return where .. ": " .. tostring(a) .. " vs " .. tostring(b) end
-    return nil
-end
-
--- Everything a user can read of a chain (the reads bring caches up to date, alike on both
--- sides).
-local function state(ch)
-    local s = { ch:count(), ch:dim(), ch:reach(), ch:stretch_factor(), tostring(ch), #ch }
-    local n, dim = ch:count(), ch:dim()
-    s.positions = ch:positions()
-    s.settings = ch:settings()
-    s.base = pack(ch:base())
-    s.target = pack(ch:target())
-    s.parent = pack(ch:parent())
-    s.tip_parent = pack(ch:tip_parent())
-    s.bones = {}
-    for i = 1, n do
-        local b = { ch:length(i), ch:weight(i) }
-        if dim == 2 then
-            b.angle, b.world = ch:angle(i), ch:world_angle(i)
-        else
-            b.rotation, b.world = pack(ch:rotation(i)), pack(ch:world_rotation(i))
-        end
-        s.bones[i] = b
-    end
-    s.limits = {}
-    for i = 1, n do s.limits[i] = pack(ch:limit(i)) end
-    s.goal_error = pack(ch:goal_error())
-    s.tip_weight = ch:weight(n + 1)
-    if dim == 2 then s.target_angle = pack(ch:target_angle()) else s.target_rotation = pack(ch:target_rotation()) end
-    return s
-end
 
 -- ---- random arguments ----
 
@@ -377,19 +309,7 @@ local function run(seed)
         if made and ok_c and ok_p then -- a new chain on each side, compared as such
             index_c[r_c[1]], index_p[r_p[1]] = "new", "new"
         end
-        if ok_c ~= ok_p then
-            error(("%s: the C module %s, ik.pure %s"):format(what, ok_c and "accepted" or ("refused: " .. tostring(r_c)),
-                ok_p and "accepted" or ("refused: " .. tostring(r_p))), 0)
-        end
-        if not ok_c then
-            stats.errors = stats.errors + 1
-            if r_c ~= r_p and not (foreign and chain_neutral(r_c) == chain_neutral(r_p)) then
-                error(("%s: messages differ:\n  C:    %s\n  pure: %s"):format(what, tostring(r_c), tostring(r_p)), 0)
-            end
-            return
-        end
-        local why = compare(r_c, r_p, index_c, index_p, what)
-        if why then error(why, 0) end
+        cmp.check(what, ok_c, r_c, ok_p, r_p, index_c, index_p, foreign and chain_neutral)
     end
 
     local function has_foreign(a)
@@ -456,10 +376,7 @@ local function run(seed)
             if ok_c and name == "clone" then add(r_c[1], r_p[1]) end
         end
         foreign = false
-        for j = 1, #world_c do
-            local why = compare(state(world_c[j]), state(world_p[j]), index_c, index_p, what .. ", then chain " .. j)
-            if why then error(why, 0) end
-        end
+        cmp.check_world(world_c, world_p, index_c, index_p, what)
     end
     return calls
 end
@@ -481,13 +398,6 @@ local function run_limits(seed)
         calls = calls + 1
         local why = compare(state(cc), state(pc), none, none, ("limits seed %d, %s"):format(seed, name))
         if why then error(why, 0) end
-    end
-    local function range()
-        local a, b = float(-PI, PI), float(-PI, PI)
-        if math.random() < 0.3 then b = a + float(0, 0.3) end -- a narrow one
-        if math.random() < 0.05 then b = a end
-        if a > b then a, b = b, a end
-        return a, math.min(b, PI)
     end
     for _ = 1, LIMIT_CHAINS do
         local dim, n = rand(2) + 1, rand(4)
@@ -529,23 +439,14 @@ describe("ik.pure against the C module (chains)", function()
     it("accepts, refuses, returns and leaves the same, bit for bit, in random calls", function()
         local cc, pc = C.chain2d({ 1 }), P.chain2d({ 1 })
         for _, name in ipairs(METHODS) do C_METHODS[name], P_METHODS[name] = cc[name], pc[name] end
-        stats = { numbers = 0, identical = 0, differing = 0, largest = 0, errors = 0 }
-        local calls = 0
-        for _, seed in ipairs(SEEDS) do calls = calls + run(seed) end
-        print(("\nik.pure vs ik.core (%s): %d calls (%d refused alike), %d numbers compared, %.4f%% the same bits, %d differing (largest difference %g)")
-            :format(_VERSION .. (type(jit) == "table" and " " .. jit.version or ""), calls, stats.errors,
-                stats.numbers, 100 * stats.identical / stats.numbers, stats.differing, stats.largest))
+        local calls
+        stats, calls = cmp.run_seeds("", SEEDS, run)
         assert.are.equal(0, stats.differing)
         assert.is_true(stats.errors > calls / 20)
     end)
 
     it("poses bones within their limits alike, bit for bit (set_points)", function()
-        stats = { numbers = 0, identical = 0, differing = 0, largest = 0, errors = 0 }
-        local calls = 0
-        for _, seed in ipairs(SEEDS) do calls = calls + run_limits(seed) end
-        print(("\nik.pure vs ik.core (%s), limits: %d calls, %d numbers compared, %.4f%% the same bits, %d differing (largest difference %g)")
-            :format(_VERSION .. (type(jit) == "table" and " " .. jit.version or ""), calls, stats.numbers,
-                100 * stats.identical / stats.numbers, stats.differing, stats.largest))
+        stats = cmp.run_seeds(", limits", SEEDS, run_limits)
         assert.are.equal(0, stats.differing)
     end)
 
@@ -680,23 +581,7 @@ describe("ik.pure on its own", function()
                 local soft = P.soft_distance(1 + i * 1e-4, 1.5, 0.5)
             end
         end
-        -- As spec/alloc_spec.lua counts: the collector stopped, the loop run first (LuaJIT
-        -- compiles its traces), and a count that found anything counted again (a trace
-        -- made once can fall in one count; garbage made per call falls in both).
-        local function count()
-            collectgarbage("collect")
-            collectgarbage("stop")
-            loop(64)
-            local before = collectgarbage("count")
-            loop(10000)
-            local kb = collectgarbage("count") - before
-            collectgarbage("restart")
-            return kb
-        end
-        loop(5000)
-        loop(5000)
-        local kb = count()
-        if kb > 0 then kb = math.min(kb, count()) end
+        local kb = cmp.garbage_kb(loop, 10000)
         assert.is_true(kb < 1, ("%.2f KB for 10,000 rounds"):format(kb))
     end)
 end)

@@ -1,0 +1,173 @@
+-- What the differential specs of ik.pure (spec/pure_*_spec.lua) share: the comparison of a
+-- C-side value with a pure-side value (numbers the same bits and the same subtype, tables
+-- field by field, chains by their place in the world), everything a user can read of a
+-- chain, the figures, and the count of the garbage a loop makes.
+--
+-- Required from the specs as `require("spec.pure_compare")` (busted runs from the
+-- repository root).
+
+local M = {}
+
+local mtype = math.type or function() return nil end
+
+function M.pack(...) return { n = select("#", ...), ... } end
+local pack = M.pack
+
+-- The counts of the comparisons since the last reset: numbers compared, the same bits,
+-- differing (within 1e-9), the largest difference, and calls refused alike (the spec counts
+-- those).
+function M.reset()
+    M.stats = { numbers = 0, identical = 0, differing = 0, largest = 0, errors = 0 }
+    return M.stats
+end
+
+local function same_number(a, b)
+    if a ~= a then return b ~= b end
+    return a == b and (a ~= 0 or 1 / a == 1 / b)
+end
+
+-- Compares a C-side value with a pure-side value; chains compare by their place in the world
+-- (index_c, index_p). Returns nil or what differs.
+local function compare(a, b, index_c, index_p, where)
+    local stats = M.stats
+    if type(a) == "number" and type(b) == "number" then
+        stats.numbers = stats.numbers + 1
+        if mtype(a) ~= mtype(b) then return where .. ": " .. tostring(mtype(a)) .. " vs " .. tostring(mtype(b)) end
+        if same_number(a, b) then
+            stats.identical = stats.identical + 1
+            return nil
+        end
+        local d = math.abs(a - b)
+        if d ~= d or d > stats.largest then stats.largest = d end
+        stats.differing = stats.differing + 1
+        if not (d <= 1e-9) then return where .. (": %.17g vs %.17g"):format(a, b) end
+        return nil
+    end
+    if index_c[a] ~= nil or index_p[b] ~= nil then
+        if index_c[a] ~= index_p[b] then return where .. ": chain " .. tostring(index_c[a]) .. " vs " .. tostring(index_p[b]) end
+        return nil
+    end
+    if type(a) ~= type(b) then return where .. ": " .. type(a) .. " vs " .. type(b) end
+    if type(a) == "table" then
+        for k, v in pairs(a) do
+            local why = compare(v, b[k], index_c, index_p, where .. "." .. tostring(k))
+            if why then return why end
+        end
+        for k in pairs(b) do
+            if a[k] == nil then return where .. "." .. tostring(k) .. ": only in ik.pure" end
+        end
+        return nil
+    end
+    if a ~= b then return where .. ": " .. tostring(a) .. " vs " .. tostring(b) end
+    return nil
+end
+M.compare = compare
+
+-- Checks the outcomes of one call on each side (pcall's ok and the packed results or the
+-- message): accepted or refused alike, with the same message (or ones that neutral, when
+-- given, makes the same), the same results. Raises what differs; counts the refusals.
+function M.check(what, ok_c, r_c, ok_p, r_p, index_c, index_p, neutral)
+    if ok_c ~= ok_p then
+        error(("%s: the C module %s, ik.pure %s"):format(what, ok_c and "accepted" or ("refused: " .. tostring(r_c)),
+            ok_p and "accepted" or ("refused: " .. tostring(r_p))), 0)
+    end
+    if not ok_c then
+        M.stats.errors = M.stats.errors + 1
+        if r_c ~= r_p and not (neutral and neutral(r_c) == neutral(r_p)) then
+            error(("%s: messages differ:\n  C:    %s\n  pure: %s"):format(what, tostring(r_c), tostring(r_p)), 0)
+        end
+        return
+    end
+    local why = compare(r_c, r_p, index_c, index_p, what)
+    if why then error(why, 0) end
+end
+
+-- Everything a user can read of a chain (the reads bring caches up to date, alike on both
+-- sides).
+function M.state(ch)
+    local s = { ch:count(), ch:dim(), ch:reach(), ch:stretch_factor(), tostring(ch), #ch }
+    local n, dim = ch:count(), ch:dim()
+    s.positions = ch:positions()
+    s.settings = ch:settings()
+    s.base = pack(ch:base())
+    s.target = pack(ch:target())
+    s.parent = pack(ch:parent())
+    s.tip_parent = pack(ch:tip_parent())
+    s.bones = {}
+    for i = 1, n do
+        local b = { ch:length(i), ch:weight(i) }
+        if dim == 2 then
+            b.angle, b.world = ch:angle(i), ch:world_angle(i)
+        else
+            b.rotation, b.world = pack(ch:rotation(i)), pack(ch:world_rotation(i))
+        end
+        s.bones[i] = b
+    end
+    s.limits = {}
+    for i = 1, n do s.limits[i] = pack(ch:limit(i)) end
+    s.goal_error = pack(ch:goal_error())
+    s.tip_weight = ch:weight(n + 1)
+    if dim == 2 then s.target_angle = pack(ch:target_angle()) else s.target_rotation = pack(ch:target_rotation()) end
+    return s
+end
+
+-- Compares the state of every chain of the two worlds (arrays of chains, side by side);
+-- raises what differs, after what.
+function M.check_world(world_c, world_p, index_c, index_p, what)
+    for j = 1, #world_c do
+        local why = compare(M.state(world_c[j]), M.state(world_p[j]), index_c, index_p, what .. ", then chain " .. j)
+        if why then error(why, 0) end
+    end
+end
+
+-- The figures of a run: what, its calls, and the counts since the last reset.
+function M.report(what, calls)
+    local stats = M.stats
+    print(("\nik.pure vs ik.core (%s)%s: %d calls (%d refused alike), %d numbers compared, %.4f%% the same bits, %d differing (largest difference %g)")
+        :format(_VERSION .. (type(jit) == "table" and " " .. jit.version or ""), what, calls, stats.errors,
+            stats.numbers, 100 * stats.identical / stats.numbers, stats.differing, stats.largest))
+end
+
+-- A random valid range of a limit, [min, max] within [-pi, pi]: now and then a narrow
+-- one, or a single angle.
+function M.random_range()
+    local pi, random = math.pi, math.random
+    local a, b = -pi + 2 * pi * random(), -pi + 2 * pi * random()
+    if random() < 0.3 then b = a + 0.3 * random() end -- a narrow one
+    if random() < 0.05 then b = a end
+    if a > b then a, b = b, a end
+    return a, math.min(b, pi)
+end
+
+-- Runs run(seed) for each seed (each returns its calls) with the counts reset first, and
+-- reports the figures: the counts and the calls.
+function M.run_seeds(what, seeds, run)
+    local stats, calls = M.reset(), 0
+    for _, seed in ipairs(seeds) do calls = calls + run(seed) end
+    M.report(what, calls)
+    return stats, calls
+end
+
+-- The garbage (KB) loop(rounds) makes, as spec/alloc_spec.lua counts it: the collector
+-- stopped, the loop run first (LuaJIT compiles its traces), and a count that found
+-- anything counted again (a trace made once can fall in one count; garbage made per call
+-- falls in both).
+function M.garbage_kb(loop, rounds)
+    local function count()
+        collectgarbage("collect")
+        collectgarbage("stop")
+        loop(64)
+        local before = collectgarbage("count")
+        loop(rounds)
+        local kb = collectgarbage("count") - before
+        collectgarbage("restart")
+        return kb
+    end
+    loop(rounds / 2)
+    loop(rounds / 2)
+    local kb = count()
+    if kb > 0 then kb = math.min(kb, count()) end
+    return kb
+end
+
+return M
