@@ -2,10 +2,10 @@
 -- cannot load a C module. This file is src/ik_lua.c's counterpart: the same argument checks
 -- in the same order, the same messages, the same values returned (counts and indices
 -- integers, coordinates floats); the work is done by the files beside it, which mirror
--- src/ file for file (chain.lua is chain.c, math.lua is ik_math.h, limits.lua limits.c,
--- two_bone.lua two_bone.c; goal.lua and solve.lua have the first functions of goal.c and
--- solve.c), so the results are the C core's, bit for bit where the VM computes in IEEE
--- doubles with the same libm.
+-- src/ file for file (math.lua is ik_math.h, chain.lua chain.c, limits.lua limits.c,
+-- escape.lua the progress of escape.c, two_bone.lua two_bone.c, aim.lua aim.c, goal.lua
+-- goal.c, solve.lua solve.c but the batch), so the results are the C core's, bit for bit
+-- where the VM computes in IEEE doubles with the same libm.
 --
 -- Ported: ik.chain2d, ik.chain3d, ik.chain2d_points, ik.chain3d_points, the stateless
 -- solves (two_bone, two_bone_joint, two_bone_middle, two_bone_joint3, two_bone_middle3,
@@ -16,13 +16,16 @@
 -- set_twist, clear_limit, stretch_factor, configure, settings, set_target, target,
 -- goal_error, clear_target, set_target_angle, target_angle, set_target_rotation,
 -- target_rotation, attach, detach, parent, attach_tip, detach_tip, tip_parent, clone,
--- __len, __tostring.
--- Not yet (absent, not stubs): solve_many, rig, gait; the methods solve, solve_fabrik,
--- solve_ccd, solve_relax, solve_two_bone, solve_aim, drag, simulate, set_rest. Of the
--- files beside this one, two_bone.lua lacks the chain solves (they need solve.c's
--- dispatcher) and goal.lua the finish around a solve; limits.lua is whole, but
--- chain_clamp_limits, limit_backward and the limit samples have no caller yet (the
--- solvers), so no spec compares them with the C yet.
+-- solve_two_bone, solve_aim, solve (with the solver two_bone or aim), __len, __tostring.
+-- Not yet (absent, not stubs): solve_many, rig, gait; the methods solve_fabrik,
+-- solve_ccd, solve_relax, drag, simulate, set_rest. chain:solve on a chain whose solver is
+-- fabrik, ccd or relax raises "ik.pure: the fabrik solver is not ported yet" (after the
+-- checks the C module makes, so a bad call gets its message) and changes nothing. Of the
+-- files beside this one: escape.lua lacks the escape (ik_escape_kick, ik_escape_finish),
+-- solve.lua ik_solve_many and its batch. solve.lua's restore_twist and other tries (with
+-- limits.lua's limit samples), and limits.lua's limit_backward, are ported but not run
+-- yet (only FABRIK, CCD and relaxation lead there), so no spec compares them with the C
+-- yet.
 --
 -- A chain is a handle: a table whose metatable is private (getmetatable gives "ik.chain",
 -- as for the C module's userdata) and which holds the core's chain (chain.lua) under a
