@@ -301,12 +301,12 @@ end
 
 -- ---- other tries ----
 
--- With limits, a solve that ends short with iterations to spare tries again from fixed
--- poses within the limits, each with what is left of the budget, and keeps the best pose
--- of all (see src/solve.c for when, and the bench's figures).
+-- With limits, an iterative solve that ends short with iterations to spare tries again
+-- from fixed poses within the limits, each with what is left of the budget, and keeps the
+-- best pose of all (see src/solve.c for when, and the bench's figures).
 local TRIES = 3
-local TRY_NEAR = 0.05 -- of the reach: tracking, as joint_space.c's TRACK_NEAR
 local TRY_AT = { [0] = { [0] = 0.5, 0.7, 0.5 }, { [0] = 0.15, 0.7, 0.15 }, { [0] = 0.85, 0.7, 0.85 } }
+local TRACK_NEAR, iteration_budget = chain.TRACK_NEAR, chain.iteration_budget
 
 -- How far a pose is from its goal: a radian weighs an eighth of the reach, as in the
 -- joint-space steps.
@@ -314,49 +314,56 @@ local function miss_of(c, distance, angle_error) return distance + angle_error *
 
 local function miss(c, r) return miss_of(c, r.distance, r.angle_error) end
 
--- The miss before a solve of a chain with limits (else 0), and whether it tracks.
-local function miss_before(c)
-    if c.limited == 0 then return 0.0, false end
+-- Whether a solve of c with solver may try again at all (what the pose does not decide).
+local function may_try(c, solver)
+    local set = c.settings
+    local d = SOLVERS[solver]
+    return c.limited ~= 0 and set.escape and not d.closed_form and not d.aims and set.mix == 1
+        and set.max_turn == INFINITY
+end
+
+-- The miss before a solve that may try again (else 0), and whether it tracks.
+local function miss_before(c, solver)
+    if not may_try(c, solver) then return 0.0, false end
     chain_settle(c)
     chain_fk(c)
     local distance = tip_distance(c)
-    local tracking = distance < TRY_NEAR * c.reach
+    local tracking = distance < TRACK_NEAR * c.reach
     return miss_of(c, distance, c.has_orientation and orientation_error(c) or 0.0), tracking
 end
 
 local function tries_wanted(c, solver, out, before, tracking)
-    local set = c.settings
-    local d = SOLVERS[solver]
-    return c.limited ~= 0 and set.escape and not out.reached and out.iterations > 0
-        and out.iterations < set.iterations and not d.closed_form and not d.aims and set.mix == 1
-        and set.max_turn == INFINITY and (not tracking or miss(c, out) >= before)
+    return may_try(c, solver) and not out.reached and out.iterations > 0
+        and out.iterations < iteration_budget(c.settings.iterations) and c.scale == 1
+        and (not tracking or miss(c, out) >= before)
 end
 
--- The local pose kept as the best (keep: true) or put back from it (keep: false).
-local function best_pose(c, keep)
+-- The local pose kept as the best so far, and put back from it.
+local function keep_best(c)
     local n = c.n
     if c.dim == 2 then
         local turn, angle, best_turn, best_angle = c.turn, c.angle, c.best_turn, c.best_angle
-        if keep then
-            for k = 0, 2 * n - 1 do best_turn[k] = turn[k] end
-            for k = 0, n - 1 do best_angle[k] = angle[k] end
-        else
-            for k = 0, 2 * n - 1 do turn[k] = best_turn[k] end
-            for k = 0, n - 1 do angle[k] = best_angle[k] end
-        end
+        for k = 0, 2 * n - 1 do best_turn[k] = turn[k] end
+        for k = 0, n - 1 do best_angle[k] = angle[k] end
     else
         local rot, best_rot = c.rot, c.best_rot
-        if keep then
-            for k = 0, 4 * n - 1 do best_rot[k] = rot[k] end
-        else
-            for k = 0, 4 * n - 1 do rot[k] = best_rot[k] end
-        end
+        for k = 0, 4 * n - 1 do best_rot[k] = rot[k] end
     end
-    if not keep then
-        chain.chain_mark_stale(c, 0)
-        chain_fk(c)
-        chain.chain_changed(c)
+end
+
+local function put_back_best(c)
+    local n = c.n
+    if c.dim == 2 then
+        local turn, angle, best_turn, best_angle = c.turn, c.angle, c.best_turn, c.best_angle
+        for k = 0, 2 * n - 1 do turn[k] = best_turn[k] end
+        for k = 0, n - 1 do angle[k] = best_angle[k] end
+    else
+        local rot, best_rot = c.rot, c.best_rot
+        for k = 0, 4 * n - 1 do rot[k] = best_rot[k] end
     end
+    chain.chain_mark_stale(c, 0)
+    chain_fk(c)
+    chain.chain_changed(c)
 end
 
 local function try_pose(c, k)
@@ -380,29 +387,31 @@ end
 -- A try's solve, its result and the best result so far: made once (a solve is never nested).
 local try_solve, try_result, best_result = new_solve(), {}, {}
 
--- The other tries, after the first ended in out: each within the budget that is left.
+-- The other tries, after the first ended in out: each within the budget that is left,
+-- which the solvers read from the settings (set for the try, then put back).
 local function try_again(c, solver, out)
-    local budget, used, best_is_last = c.settings.iterations, out.iterations, true
+    local iterations = c.settings.iterations
+    local budget, used, best_is_last = iteration_budget(iterations), out.iterations, true
     local best, r, s = best_result, try_result, try_solve
     copy_result(best, out)
-    best_pose(c, true)
+    keep_best(c)
     local k = 0
     while k < TRIES and used < budget and not best.reached do
         try_pose(c, k)
-        c.settings.iterations = budget - used -- what the solver reads its budget from
+        c.settings.iterations = budget - used
         way_in(c, solver, s)
         if s.run then run_solver(c, s) end
         way_out(c, s, r)
-        c.settings.iterations = budget
+        c.settings.iterations = iterations
         used = used + r.iterations
         best_is_last = r.reached or miss(c, r) < 0.5 * miss(c, best)
         if best_is_last then
             copy_result(best, r)
-            best_pose(c, true)
+            keep_best(c)
         end
         k = k + 1
     end
-    if not best_is_last then best_pose(c, false) end
+    if not best_is_last then put_back_best(c) end
     copy_result(out, best)
     out.iterations = used
 end
@@ -463,7 +472,7 @@ local function solve_with(c, solver, x, y, z, out)
         return OK
     end
     local s = the_solve
-    local before, tracking = miss_before(c)
+    local before, tracking = miss_before(c, solver)
     way_in(c, solver, s)
     if s.run then run_solver(c, s) end
     way_out(c, s, out)
