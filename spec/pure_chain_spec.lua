@@ -596,14 +596,7 @@ describe("ik.pure on its own", function()
                 local soft = P.soft_distance(1 + i * 1e-4, 1.5, 0.5)
             end
         end
-        -- Under LuaJIT, interpreted (as spec/pure_solve_spec.lua counts): the compiler's own
-        -- objects for these traces (70 KB once under the Windows LuaJIT) are not the calls'.
-        if jit then
-            jit.off()
-            jit.flush()
-        end
         local kb = cmp.garbage_kb(loop, 10000)
-        if jit then jit.on() end
         assert.is_true(kb < 1, ("%.2f KB for 10,000 rounds"):format(kb))
     end)
 end)

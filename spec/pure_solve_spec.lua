@@ -397,15 +397,7 @@ describe("ik.pure against the C module (solves)", function()
                 neck3:solve(s, 2, 1)
             end
         end
-        -- Under LuaJIT, interpreted: the side traces of these solves, compiled (or aborted,
-        -- "register coalescing too complex") for many thousand rounds, leave the compiler's
-        -- own garbage; what the solves make is what the interpreter counts.
-        if jit then
-            jit.off()
-            jit.flush()
-        end
         local kb = pc.garbage_kb(loop, 2000)
-        if jit then jit.on() end
         assert.is_true(kb < 1, ("%.2f KB for 2,000 rounds"):format(kb))
     end)
 end)
