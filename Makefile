@@ -87,9 +87,13 @@ BIND_HDR := src/ik_lua_compat.h
 
 CORE_OBJ := $(CORE_SRC:src/%.c=build/core/%.o)
 
-# What make copies into the LÖVE game folders spec/love/ and demo/love/ (see below).
-LOVE_SPEC_IK := spec/love/ik/core.so spec/love/ik/init.lua spec/love/ik/love.lua
-LOVE_DEMO_IK := demo/love/ik/core.so demo/love/ik/init.lua demo/love/ik/love.lua
+# What make copies into the LÖVE game folders spec/love/ and demo/love/ (see below): ik.pure
+# (lua/ik/pure/) too, what require("ik") falls back to where ik.core cannot load.
+PURE_LUA     := $(wildcard lua/ik/pure/*.lua)
+LOVE_SPEC_IK := spec/love/ik/core.so spec/love/ik/init.lua spec/love/ik/love.lua \
+                $(PURE_LUA:lua/ik/%=spec/love/ik/%)
+LOVE_DEMO_IK := demo/love/ik/core.so demo/love/ik/init.lua demo/love/ik/love.lua \
+                $(PURE_LUA:lua/ik/%=demo/love/ik/%)
 
 # The libFuzzer harnesses (see `make fuzz` below).
 FUZZERS     := chain two_bone rig
@@ -201,7 +205,7 @@ IK_VERSION  := $(shell sed -n 's/^version = "\(.*\)-[0-9]*"$$/\1/p' rockspec/ik-
 LOVE_FOLDER := build/love/ik
 LOVE_ZIP    := build/love/ik-$(IK_VERSION)-love.zip
 # ik.pure (lua/ik/pure/), beside them: the backend that needs no C module.
-LOVE_PURE   := $(patsubst lua/ik/%,$(LOVE_FOLDER)/%,$(wildcard lua/ik/pure/*.lua))
+LOVE_PURE   := $(PURE_LUA:lua/ik/%=$(LOVE_FOLDER)/%)
 LOVE_FILES  := $(LOVE_FOLDER)/init.lua $(LOVE_FOLDER)/love.lua $(LOVE_FOLDER)/core.so $(LOVE_FOLDER)/core.dll \
                $(LOVE_PURE)
 

@@ -413,6 +413,37 @@ describe("ik.love", function()
         end
     end)
 
+    it("draws a chain of ik.pure, the pure-Lua backend, exactly as the C module's in the same pose (2D with limits and a target, 3D, a held tip)", function()
+        local pure = require("ik.pure")
+        local function record(draw)
+            reset()
+            draw()
+            return { calls.lines, calls.circles, calls.arcs, calls.line_colours }
+        end
+        local function pose(m)
+            local a = m.chain2d({ 30, 20, 10 }, 100, 50, 0.2)
+            a:set_limit(2, -1, 0.5)
+            a:set_angle(1, 0.5)
+            a:set_angle(2, -0.3)
+            local b = m.chain3d({ 1, 2 }, 1, 2, 3)
+            b:set_rotation(1, 0.9, 0.1, 0.3, 0.2)
+            local held, holder = m.chain2d({ 5, 5 }), m.chain2d({ 8 }, 3, 4)
+            held:attach_tip(holder, 2)
+            return a, b, held
+        end
+        local c2, c3, c_held = pose(ik)
+        local p2, p3, p_held = pose(pure)
+        local style = { x = 10, y = 20, scale = 3, flip_y = true }
+        assert.are.same(record(function() ikdraw.draw(c2, 40, -10, false) end),
+            record(function() ikdraw.draw(p2, 40, -10, false) end))
+        assert.are.same(record(function() ikdraw.draw(c3, 1, 2, true, style) end),
+            record(function() ikdraw.draw(p3, 1, 2, true, style) end))
+        assert.are.same(record(function() ikdraw.draw(c_held) end), record(function() ikdraw.draw(p_held) end))
+        assert.are.same(record(function() ikdraw.limits(c2) end), record(function() ikdraw.limits(p2) end))
+        assert.are.equal(1, #record(function() ikdraw.limits(p2) end)[3])
+        assert.are.same(ikdraw.positions(c2), ikdraw.positions(p2))
+    end)
+
     it("ikdraw.rig leaves LÖVE's colour and line width as it found them", function()
         local rig, c = figure()
         c[2]:set_target(-12, 14)

@@ -10,7 +10,8 @@
 -- nil ("got nil" where the C API says "got no value") and names the function by its own
 -- name (a call through pcall or a local gets "'?'" or the local's name from the C API).
 
-local C = type(jit) == "table" and require("ik.core") or require("ik")
+-- ik.core in every VM, too, as require("ik") is ik.pure under IK_BACKEND=lua (spec/backend.lua).
+local C = require("ik.core")
 local h = require("spec.helpers")
 local P = require("ik.pure")
 

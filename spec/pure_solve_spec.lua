@@ -12,7 +12,8 @@
 -- Under LuaJIT the C module is ik.core itself (require("ik") there puts FFI fast paths in
 -- front of some methods, whose errors name the function differently).
 
-local C = type(jit) == "table" and require("ik.core") or require("ik")
+-- ik.core in every VM, too, as require("ik") is ik.pure under IK_BACKEND=lua (spec/backend.lua).
+local C = require("ik.core")
 local P = require("ik.pure")
 local pc = require("spec.pure_compare")
 

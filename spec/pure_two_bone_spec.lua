@@ -10,7 +10,8 @@
 -- Under LuaJIT the C module is ik.core itself (require("ik") there puts an FFI fast path in
 -- front of ik.two_bone, which names the function by its own name).
 
-local C = type(jit) == "table" and require("ik.core") or require("ik")
+-- ik.core in every VM, too, as require("ik") is ik.pure under IK_BACKEND=lua (spec/backend.lua).
+local C = require("ik.core")
 local P = require("ik.pure")
 local pc = require("spec.pure_compare")
 

@@ -1,8 +1,9 @@
--- A build of ik.core loaded into a Lua it was not built for: require("ik") must fail with a
--- message that names the host, the build it needs and the make target that makes it, and
--- keeps what the loader said. Each case runs in a child process of the host VM with
--- package.cpath pointing at make's build for another VM (make test builds all five, and the
--- Lua 5.5 one where a lua5.5 is there).
+-- A build of ik.core loaded into a Lua it was not built for: require("ik") must not fail but
+-- give the pure-Lua backend (ik.backend "lua"), with ik.fallback_reason a message that names
+-- the host, the build it needs and the make target that makes it, and keeps what the loader
+-- said. Each case runs in a child process of the host VM with package.cpath pointing at
+-- make's build for another VM (make test builds all five, and the Lua 5.5 one where a
+-- lua5.5 is there).
 --
 -- Which pairings load at all is the dynamic loader's call (src/ik_lua_compat.h): most fail
 -- with "undefined symbol"; the 5.2 and 5.3 builds load in each other's VM, as do the 5.4
@@ -54,8 +55,9 @@ local function child(vm, build_of, code)
     return out
 end
 
--- The message require("ik") raises, or "loaded" when it does not raise.
-local REQUIRE_IK = "local ok, e = pcall(require, 'ik'); print(ok and 'loaded' or e)"
+-- What require("ik") gave: its backend, then its fallback_reason; or the error it raised.
+local REQUIRE_IK = "local ok, ik = pcall(require, 'ik'); "
+    .. "if ok then print('backend ' .. ik.backend); print(ik.fallback_reason) else print('raised ' .. tostring(ik)) end"
 
 local function has(out, text)
     assert.is_truthy(out:find(text, 1, true), ("%q not in:\n%s"):format(text, out))
@@ -102,9 +104,10 @@ describe_posix("require('ik') with a build for another Lua", function()
     end
     for _, case in ipairs(cases) do
         local host, build, named, target, loader = case[1], case[2], case[3], case[4], case[5]
-        it(("in %s, the %s build: the message names the host, %s and the loader's %q"):format(
+        it(("in %s, the %s build: the pure backend, its fallback_reason names the host, %s and the loader's %q"):format(
             host, build, target, loader), function()
             local out = child(host, build, REQUIRE_IK)
+            has(out, "backend lua\n")
             has(out, "ik: the C module ik.core did not load " .. named)
             has(out, "which needs the ")
             has(out, target)
@@ -133,22 +136,57 @@ describe_posix("require('ik') with a build for another Lua", function()
 
     it("the plain Lua 5.1 build loads and solves in LuaJIT (the same C ABI)", function()
         local out = child("luajit", "lua5.1",
-            "local ik = require('ik'); print(ik._VERSION, (ik.chain2d({ 1, 1 }):solve(1, 1)))")
-        assert.is_truthy(out:find("^ik [^\n]*\ttrue\nexit status 0\n$"), out)
+            "local ik = require('ik'); print(ik._VERSION, ik.backend, ik.fallback_reason, (ik.chain2d({ 1, 1 }):solve(1, 1)))")
+        assert.is_truthy(out:find("^ik [^\n]*\tc\tnil\ttrue\nexit status 0\n$"), out)
     end)
 
     it("each VM loads its own build and solves", function()
         for vm in pairs(BUILDS) do
-            local out = child(vm, vm, "local ik = require('ik'); print((ik.chain2d({ 1, 1 }):solve(1, 1)))")
-            assert.are.equal("true\nexit status 0\n", out, vm)
+            local out = child(vm, vm,
+                "local ik = require('ik'); print(ik.backend, ik.fallback_reason, (ik.chain2d({ 1, 1 }):solve(1, 1)))")
+            assert.are.equal("c\tnil\ttrue\nexit status 0\n", out, vm)
         end
+    end)
+
+    it("the pure backend a wrong build falls back to solves (a two-bone chain)", function()
+        local out = child("lua5.4", "luajit",
+            "local ik = require('ik'); print(ik.backend, (ik.chain2d({ 1, 1 }):solve_two_bone(1, 1)))")
+        assert.are.equal("lua\ttrue\nexit status 0\n", out)
     end)
 end)
 
--- In this process, on every platform (the only case that runs on Windows): with no ik.core
--- on package.cpath, require("ik") names this host and its own build's make target.
+-- In this process, on every platform (the only cases that run on Windows). require("ik") anew
+-- with package.cpath, package.loaded and package.preload as `setup` leaves them: returns
+-- what it gave, or raises what it raised.
+local function require_ik_with(setup)
+    local saved = { package.cpath, package.loaded["ik"], package.loaded["ik.core"], package.preload["ik.core"] }
+    local pure_reason = package.loaded["ik.pure"] and package.loaded["ik.pure"].fallback_reason
+    package.loaded["ik"], package.loaded["ik.core"] = nil, nil
+    setup()
+    local ok, ik = pcall(require, "ik")
+    package.cpath, package.loaded["ik"], package.loaded["ik.core"], package.preload["ik.core"] =
+        saved[1], saved[2], saved[3], saved[4]
+    if not ok then error(ik, 0) end
+    local reason = ik.fallback_reason
+    if package.loaded["ik.pure"] then package.loaded["ik.pure"].fallback_reason = pure_reason end
+    return ik, reason
+end
+
+describe("require('ik') where ik.core is not the C module of this release", function()
+    it("gives the pure backend when ik.core is another release's, and says which", function()
+        local ik, reason = require_ik_with(function()
+            package.preload["ik.core"] = function() return { _VERSION = "ik 0.0.1", backend = "c" } end
+        end)
+        assert.are.equal("lua", ik.backend)
+        assert.are.equal(require("ik.pure"), ik)
+        has(tostring(reason), "ik: the C module ik.core is ik 0.0.1 but these Lua files are " .. ik._VERSION)
+    end)
+end)
+
+-- With no ik.core on package.cpath, require("ik") gives the pure backend, and its
+-- fallback_reason names this host and its own build's make target.
 describe("require('ik') with no ik.core to be found", function()
-    it("names this host, the make target of its build and the loader's 'not found'", function()
+    it("gives the pure backend; fallback_reason names this host, its build's make target and the loader's 'not found'", function()
         local host, target
         if jit then
             host = "in " .. jit.version
@@ -160,12 +198,9 @@ describe("require('ik') with no ik.core to be found", function()
             target = minor == "4" and "`make` (build/lua5.4/ik/core.so)"
                 or ("`make lua5.%s` (build/lua5.%s/ik/core.so)"):format(minor, minor)
         end
-        local saved = { package.cpath, package.loaded["ik"], package.loaded["ik.core"] }
-        package.cpath = "nowhere/?.none"
-        package.loaded["ik"], package.loaded["ik.core"] = nil, nil
-        local ok, err = pcall(require, "ik")
-        package.cpath, package.loaded["ik"], package.loaded["ik.core"] = saved[1], saved[2], saved[3]
-        assert.is_false(ok)
+        local ik, err = require_ik_with(function() package.cpath = "nowhere/?.none" end)
+        assert.are.equal("lua", ik.backend)
+        assert.are.equal(require("ik.pure"), ik)
         err = tostring(err)
         has(err, "ik: the C module ik.core did not load " .. host .. ", which needs the ")
         has(err, target)

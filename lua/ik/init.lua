@@ -1,6 +1,12 @@
 -- ik: inverse kinematics for bone chains and rigs. The C core ik.core does all the work;
 -- this file is what require("ik") finds.
 --
+-- Where ik.core cannot load (none on package.cpath, a build for another Lua or another
+-- release of ik, a host with no C modules at all: love.js in a browser, iOS), require("ik")
+-- returns the pure-Lua backend, ik.pure, in its place: the same API, ik.backend "lua", and
+-- ik.fallback_reason the explanation of what stopped ik.core (nil with the C core, whose
+-- ik.backend is "c"). require("ik.pure") gives the pure backend whatever is installed.
+--
 -- Under LuaJIT with its compiler on (LÖVE, for one), the calls a game makes every frame
 -- (the solves, reading joints and angles, setting a target) go to the same C functions
 -- through the FFI: from compiled Lua such a call costs a few nanoseconds, where the Lua C
@@ -34,15 +40,57 @@ local function needed_build()
     return version, "a build ik does not have: it builds for Lua 5.1 to 5.5 and LuaJIT 2.1"
 end
 
+-- The release these Lua files belong to: the FFI declarations below are its C API's, so a
+-- core.so of another release is not used (chain2d_spec checks this is src/ik.h's).
+local VERSION = "ik 0.2.0"
+
+-- The name require gave this file: "ik", or "lib.ik" for a game that keeps the folder ik/
+-- under lib/; then the prefix "lib.", under which ik.pure is found too.
+local here = ...
+local prefix = type(here) == "string" and here:match("^(.+%.)ik$") or nil
+
+-- The pure backend in ik.core's place, with the reason. ik.pure's own table: chains made
+-- through require("ik") and require("ik.pure") are one backend's. ik.pure's files require
+-- each other as ik.pure.*: under a prefix, a searcher (the last, so it finds only what no
+-- other does) sends those names to the prefixed ones.
+local function fall_back(reason)
+    if prefix then
+        local searchers = package.searchers or package.loaders
+        searchers[#searchers + 1] = function(name)
+            if name == "ik.pure" or name:sub(1, 8) == "ik.pure." then
+                return function() return require(prefix .. name) end
+            end
+            return nil
+        end
+    end
+    local pure = require("ik.pure")
+    pure.fallback_reason = reason
+    return pure
+end
+
 -- A C module built for another Lua fails in the loader ("undefined symbol: ...") or in
 -- luaopen_ik_core's own version check; either way, say which build this host needs and
 -- keep what the loader said.
 local loaded, core = pcall(require, "ik.core")
+if not loaded and jit == nil and type(love) == "table" and type(love.getVersion) == "function" then
+    -- LÖVE on plain Lua 5.1 is love.js, in a browser: no C module loads there at all.
+    local major, minor = love.getVersion()
+    return fall_back(("ik: no C module loads in LÖVE %s.%s on %s without LuaJIT (love.js, in a "
+        .. "browser), so ik is the pure-Lua backend. The loader said:\n%s"):format(
+        tostring(major), tostring(minor), tostring(_VERSION), tostring(core)))
+end
 if not loaded then
     local host, build = needed_build()
-    error(("ik: the C module ik.core did not load in %s, which needs %s in the ik sources, "
-        .. "where package.cpath finds it (or `luarocks make` of the rockspec for this Lua). "
-        .. "The loader said:\n%s"):format(host, build, tostring(core)), 0)
+    return fall_back(("ik: the C module ik.core did not load in %s, which needs %s in the ik "
+        .. "sources, where package.cpath finds it (or `luarocks make` of the rockspec for this "
+        .. "Lua). The loader said:\n%s"):format(host, build, tostring(core)))
+end
+if type(core) ~= "table" or core._VERSION ~= VERSION then
+    local host, build = needed_build()
+    return fall_back(("ik: the C module ik.core is %s but these Lua files are %s: in %s, "
+        .. "use %s of the same sources"):format(
+        type(core) == "table" and tostring(core._VERSION) or "not a module table", VERSION,
+        host, build))
 end
 
 local ffi_ok, ffi = false, nil

@@ -12,6 +12,9 @@
 --       ikdraw.draw(arm, love.mouse.getX(), love.mouse.getY(), reached)
 --   end
 --
+-- Chains and rigs of either backend are drawn alike: the C module's (userdata) and ik.pure's
+-- (tables), through their methods only.
+--
 -- ikdraw.draw(chain [, tx, ty [, reached [, style]]])
 --   Draws a 2D or 3D chain: its bones as lines, its joints as circles (the base filled), the
 --   target (tx, ty), if given, as a cross (none given and the tip held, chain:attach_tip: a

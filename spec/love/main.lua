@@ -1,14 +1,22 @@
 -- The test inside the real LÖVE runtime: `make test` runs `love spec/love` headless (see
 -- conf.lua). It requires ik exactly as a game does: ik/core.so (the LuaJIT build) and
--- ik/init.lua, ik/love.lua sit in this game folder, copied there by make. It checks that
--- the module found is that copy, runs every solver in 2D and 3D, the stateless solves and
--- solve_many, rigs (a humanoid and a spider, 2D and 3D, reaching goals from a straight
--- start), the misuse checks (every error is a "bad argument" error and changes nothing)
--- and that solving, a rig's solve included, allocates nothing; that a game whose ik.core
--- cannot load (none, a .love, ik under lib/) gets ik's explanation; prints a line per test and
--- then `N passed, N failed`, and quits with exit status 0 only when every test passed.
+-- ik/init.lua, ik/love.lua, ik/pure/ sit in this game folder, copied there by make. It
+-- checks that the module found is that copy, runs every solver in 2D and 3D, the stateless
+-- solves and solve_many, rigs (a humanoid and a spider, 2D and 3D, reaching goals from a
+-- straight start), the misuse checks (every error is a "bad argument" error and changes
+-- nothing) and that solving, a rig's solve included, allocates nothing; that a game whose
+-- ik.core cannot load (none, a .love, ik under lib/) gets the pure-Lua backend with a
+-- fallback_reason; prints a line per test and then `N passed, N failed`, and quits with
+-- exit status 0 only when every test passed.
+--
+-- make test-web runs the same file in a browser: love.js (LÖVE on PUC Lua 5.1 compiled to
+-- WebAssembly, no C modules) with the Lua files and no core.so; there require("ik") must
+-- give the pure backend, ik.pure. The tests that need what ik.pure does not do yet (a
+-- solver, rigs, solve_many: found by trying them, see `unported`) and those that need a
+-- shell (io.popen, which a browser has not) are skipped, each with a `skip - ` line and
+-- why; the skipped count is printed before the last line and counts neither way.
 
-local passed, failed = 0, 0
+local passed, failed, skipped = 0, 0, 0
 
 -- test(name, f): runs f; an error in it (from check or elsewhere) is a failure.
 local function test(name, f)
@@ -21,6 +29,17 @@ local function test(name, f)
         print("FAIL - " .. name)
         print("    " .. tostring(err))
     end
+end
+
+-- skip(name, why): a test that cannot run here, said so.
+local function skip(name, why)
+    skipped = skipped + 1
+    print("skip - " .. name .. " (" .. why .. ")")
+end
+
+-- test_if(why, name, f): test(name, f) when `why` is nil, skip(name, why) otherwise.
+local function test_if(why, name, f)
+    if why then skip(name, why) else test(name, f) end
 end
 
 local function check(condition, message, ...)
@@ -42,6 +61,23 @@ end
 
 local ik
 
+-- LÖVE without LuaJIT: love.js, in a browser (make test-web), where no C module loads.
+local WEB = jit == nil
+
+if WEB then
+    test("require(\"ik\") in love.js (no C modules) gives the pure backend with a fallback_reason", function()
+        ik = require("ik")
+        check(type(ik) == "table" and type(ik.chain2d) == "function", "require(\"ik\") gave no module")
+        check(ik.backend == "lua", "ik.backend is %s", tostring(ik.backend))
+        check(ik == require("ik.pure"), "ik is not ik.pure")
+        check(type(ik._VERSION) == "string" and ik._VERSION:match("^ik %d"), "ik._VERSION is %s",
+            tostring(ik._VERSION))
+        local major, minor = love.getVersion()
+        local reason = tostring(ik.fallback_reason)
+        check(reason:find(("ik: no C module loads in LÖVE %d.%d on Lua 5.1 without LuaJIT"):format(major, minor), 1, true)
+            and reason:find("module 'ik.core' not found", 1, true), "ik.fallback_reason is %s", reason)
+    end)
+else
 test("require(\"ik\") loads this game folder's LuaJIT build of ik/core.so", function()
     check(jit ~= nil, "not running under LuaJIT")
     -- LÖVE adds its own searchers to package.loaders, before Lua's; the one that finds
@@ -69,10 +105,14 @@ test("require(\"ik\") loads this game folder's LuaJIT build of ik/core.so", func
     check(where == love.filesystem.getSource(), "ik/core.so found in %s, not in the game folder %s",
         tostring(where), love.filesystem.getSource())
     check(package.loaded["ik.core"] == ik, "ik is not ik.core")
+    check(ik.backend == "c" and ik.fallback_reason == nil, "ik.backend %s, ik.fallback_reason %s",
+        tostring(ik.backend), tostring(ik.fallback_reason))
 end)
+end
 
 if not ik then
     -- Nothing else can run without the module.
+    print(string.format("%d skipped", skipped))
     print(string.format("%d passed, %d failed", passed, failed))
     function love.load()
         love.event.quit(1)
@@ -89,6 +129,64 @@ test("require(\"ik.love\") loads the debug drawing", function()
     local p = ikdraw.positions(c)
     check(#p == 6 and p[5] == 3 and ikdraw.positions(c) == p, "ik.love.positions")
 end)
+
+-- ---------------------------------------------------------------------------------------
+-- What this backend does not do yet (ik.pure, while it is being ported), found by trying
+-- it, so that each test runs as soon as what it needs is there: a solve that raises ik.pure's
+-- "... is not ported yet", or a function that is not there yet.
+
+local unported_cache = {}
+
+local function not_ported(ok, err)
+    if not ok and tostring(err):find("not ported yet", 1, true) then return tostring(err) end
+    return nil
+end
+
+-- Why `what` cannot run, or nil: a solver's name (chain:solve_NAME and chain:solve with
+-- solver = NAME, 2D and 3D), "rig" (ik.rig and rig:solve, 2D and 3D) or "solve_many".
+local function probe(what)
+    if what == "rig" then
+        if type(ik.rig) ~= "function" then return "ik.rig is not there" end
+        for dim = 2, 3 do
+            local root = dim == 2 and ik.chain2d({ 1, 1 }) or ik.chain3d({ 1, 1 })
+            local leg = dim == 2 and ik.chain2d({ 1, 1 }) or ik.chain3d({ 1, 1 })
+            leg:attach(root, 3)
+            if dim == 2 then leg:set_target(2, 1) else leg:set_target(2, 1, 0.5) end
+            local why = not_ported(pcall(function() return ik.rig({ root, leg }):solve() end))
+            if why then return why end
+        end
+        return nil
+    elseif what == "solve_many" then
+        if type(ik.solve_many) ~= "function" then return "ik.solve_many is not there" end
+        return not_ported(pcall(ik.solve_many, { ik.chain2d({ 1, 1 }) }, { 1, 1 }))
+    end
+    for dim = 2, 3 do
+        local c = dim == 2 and ik.chain2d({ 1, 1 }) or ik.chain3d({ 1, 1 })
+        local by_name = c["solve_" .. what]
+        if type(by_name) ~= "function" then return "chain:solve_" .. what .. " is not there" end
+        c:configure({ solver = what })
+        for _, solve in ipairs({ by_name, c.solve }) do
+            local why
+            if dim == 2 then
+                why = not_ported(pcall(solve, c, 1, 1))
+            else
+                why = not_ported(pcall(solve, c, 1, 1, 0.5))
+            end
+            if why then return why end
+        end
+    end
+    return nil
+end
+
+-- unported(need): nil when everything in the list `need` works, or why not (the first
+-- that does not).
+local function unported(need)
+    for _, what in ipairs(need) do
+        if unported_cache[what] == nil then unported_cache[what] = probe(what) or false end
+        if unported_cache[what] then return unported_cache[what] end
+    end
+    return nil
+end
 
 -- ---------------------------------------------------------------------------------------
 -- Solvers: from a random pose to the tip of another random pose (so the target is
@@ -169,7 +267,7 @@ local SOLVERS = {
 for _, dim in ipairs({ 2, 3 }) do
     for _, s in ipairs(SOLVERS) do
         local name, bones, share = s[1], s[2], s[3]
-        test(string.format("%dD %s: reaches reachable targets, keeps lengths and the base", dim, name), function()
+        test_if(unported({ name }), string.format("%dD %s: reaches reachable targets, keeps lengths and the base", dim, name), function()
             local lengths = {}
             for i = 1, bones do
                 lengths[i] = 0.5 + random()
@@ -186,7 +284,7 @@ for _, dim in ipairs({ 2, 3 }) do
     end
 end
 
-test("3D two_bone with a pole bends the middle joint to the pole's side", function()
+test_if(unported({ "two_bone" }), "3D two_bone with a pole bends the middle joint to the pole's side", function()
     local leg = ik.chain3d({ 1, 1 })
     for _, pz in ipairs({ 1, -1 }) do
         leg:configure({ solver = "two_bone", pole = { 0, 0, pz } })
@@ -219,7 +317,8 @@ test("the stateless two-bone solves agree with each other and reach", function()
         "two_bone_joint3")
 end)
 
-test("ik.solve_many solves 2D and 3D chains each with its own solver", function()
+test_if(unported({ "solve_many", "fabrik", "ccd", "relax", "two_bone" }),
+    "ik.solve_many solves 2D and 3D chains each with its own solver", function()
     for _, dim in ipairs({ 2, 3 }) do
         local chains, targets = {}, {}
         for k, s in ipairs(SOLVERS) do
@@ -325,7 +424,7 @@ end
 for _, dim in ipairs({ 2, 3 }) do
     for _, shape in ipairs({ { "humanoid", humanoid, 0.9 }, { "spider", spider, 0.8 } }) do
         local name, make, share = shape[1], shape[2], shape[3]
-        test(string.format("%dD rig, a %s: goals from random poses reached from a straight start (>= %d%%), every chain sound", dim, name, share * 100), function()
+        test_if(unported({ "rig" }), string.format("%dD rig, a %s: goals from random poses reached from a straight start (>= %d%%), every chain sound", dim, name, share * 100), function()
             local chains = make(dim)
             local rig = ik.rig(chains):configure({ iterations = 100 })
             check(#rig == #chains and rig:chain(1) == chains[1], "#rig or rig:chain")
@@ -371,7 +470,7 @@ end
 
 -- ---------------------------------------------------------------------------------------
 -- Misuse: every case must raise a "bad argument" error (luaL_argerror) and leave the chain
--- as it was.
+-- as it was. A case's fourth field: what it needs (see unported).
 
 -- Everything observable about a chain, as a string.
 local function snapshot(c)
@@ -438,23 +537,23 @@ local MISUSE = {
         function(c) c:configure({ iterations = 5, greed = 0 }) end },
     { 2, "solve_two_bone on 3 bones", function(c) c:solve_two_bone(1, 1) end },
     { 2, "solve(nan, 1)", function(c) c:solve(nan, 1) end },
-    { 2, "solve_ccd(1)", function(c) c:solve_ccd(1) end },
+    { 2, "solve_ccd(1)", function(c) c:solve_ccd(1) end, { "ccd" } },
     { 2, "set_rotation on a 2D chain", function(c) c:set_rotation(1, 1, 0, 0, 0) end },
-    { 2, "ik.solve_many({c}, {1})", function(c) ik.solve_many({ c }, { 1 }) end },
+    { 2, "ik.solve_many({c}, {1})", function(c) ik.solve_many({ c }, { 1 }) end, { "solve_many" } },
     { 2, "ik.solve_many({c, 3D chain}, ...)",
-        function(c) ik.solve_many({ c, ik.chain3d({ 1 }) }, { 1, 1, 1, 1, 1 }) end },
+        function(c) ik.solve_many({ c, ik.chain3d({ 1 }) }, { 1, 1, 1, 1, 1 }) end, { "solve_many" } },
     -- 3D
     { 3, "set_rotation(1, 0, 0, 0, 0)", function(c) c:set_rotation(1, 0, 0, 0, 0) end },
     { 3, "set_rotation(1, nan, 0, 0, 0)", function(c) c:set_rotation(1, nan, 0, 0, 0) end },
     { 3, "set_angle on a 3D chain", function(c) c:set_angle(1, 1) end },
     { 3, "configure{pole = {0, 0, 0}}", function(c) c:configure({ pole = { 0, 0, 0 } }) end },
     { 3, "solve(1, 2) without z", function(c) c:solve(1, 2) end },
-    { 3, "solve_fabrik(1, 2, nan)", function(c) c:solve_fabrik(1, 2, nan) end },
+    { 3, "solve_fabrik(1, 2, nan)", function(c) c:solve_fabrik(1, 2, nan) end, { "fabrik" } },
 }
 
 for _, case in ipairs(MISUSE) do
     local dim, name, misuse = case[1], case[2], case[3]
-    test(string.format("misuse %dD: %s is a bad argument error and changes nothing", dim, name), function()
+    test_if(unported(case[4] or {}), string.format("misuse %dD: %s is a bad argument error and changes nothing", dim, name), function()
         local c = dim == 2 and ik.chain2d({ 1, 0.8, 0.5 }, 0.1, 0.2, 0.3)
             or ik.chain3d({ 1, 0.8, 0.5 }, 0.1, 0.2, 0.3)
         random_pose(c)
@@ -485,13 +584,27 @@ test("module-level misuse is a bad argument error", function()
 end)
 
 -- ---------------------------------------------------------------------------------------
--- When ik.core cannot load, in LÖVE itself: require must raise ik's explanation (which LÖVE,
--- which build it needs, what the loader said), not an error of its own making. Three games a
--- user could ship are made in a temporary directory, each run by a child `love` (headless,
--- this folder's conf.lua) from that directory, so no package.cpath entry of the repository
--- can find a build: a game folder without ik/core.so; the same game zipped into a .love
--- with the core.so in it (LÖVE loads no C module from inside an archive); and a game that
--- keeps ik in lib/ and requires "lib.ik" (ik.core is then looked for as ik/core.so).
+-- When ik.core cannot load, in LÖVE itself: require must give the pure-Lua backend, with
+-- ik's explanation (which LÖVE, which build it needs, what the loader said) as
+-- fallback_reason. Three games a user could ship are made in a temporary directory, each run
+-- by a child `love` (headless, this folder's conf.lua) from that directory, so no
+-- package.cpath entry of the repository can find a build: a game folder without
+-- ik/core.so; the same game zipped into a .love with the core.so in it (LÖVE loads no C
+-- module from inside an archive); and a game that keeps ik in lib/ and requires "lib.ik"
+-- (ik.core is then looked for as ik/core.so; ik.pure is found under lib/).
+
+-- Why these tests cannot run here (no shell to start a child `love` from: a browser), or
+-- nil.
+local function no_shell()
+    if WEB then return "love.js: no shell and no child LÖVE in a browser" end
+    if type(io.popen) ~= "function" then return "no io.popen" end
+    local ok, p = pcall(io.popen, "echo ok")
+    local out = ok and p and p:read("*a")
+    if p then p:close() end
+    if out ~= "ok\n" then return "io.popen cannot run a shell here" end
+    return nil
+end
+local NO_SHELL = no_shell()
 
 local function quote(s)
     return "'" .. s:gsub("'", "'\\''") .. "'"
@@ -511,21 +624,38 @@ local function sh(command)
     return out
 end
 
+-- The files of this folder's ik/ (ik/pure/ too), as paths under it.
+local function ik_files(with_core)
+    local files = { "init.lua", "love.lua", with_core and "core.so" or nil }
+    for _, name in ipairs(love.filesystem.getDirectoryItems("ik/pure")) do
+        if name:match("%.lua$") then files[#files + 1] = "pure/" .. name end
+    end
+    return files
+end
+
+-- A game in dir requiring `module`: it prints its backend, whether a chain solves, and
+-- the fallback reason on one line, or why require failed.
 local function game(dir, module, with_core)
     local prefix = module == "lib.ik" and "lib/" or ""
-    sh(("mkdir -p %s"):format(quote(dir .. "/" .. prefix .. "ik")))
+    sh(("mkdir -p %s"):format(quote(dir .. "/" .. prefix .. "ik/pure")))
     write(dir .. "/conf.lua", assert(love.filesystem.read("conf.lua")))
     write(dir .. "/main.lua", ([[
-local ok, err = pcall(require, %q)
-print(ok and "require: loaded" or "require failed: " .. tostring(err))
+local ok, ik = pcall(require, %q)
+if ok then
+    print("require: backend " .. tostring(ik.backend) .. ", solved "
+        .. tostring((ik.chain2d({ 1, 1 }):solve_two_bone(1, 1))) .. ", reason: "
+        .. (tostring(ik.fallback_reason):gsub("\n", " | ")))
+else
+    print("require failed: " .. tostring(ik))
+end
 function love.load() love.event.quit(0) end
 ]]):format(module))
-    for _, name in ipairs({ "init.lua", "love.lua", with_core and "core.so" or nil }) do
+    for _, name in ipairs(ik_files(with_core)) do
         write(dir .. "/" .. prefix .. "ik/" .. name, assert(love.filesystem.read("ik/" .. name)))
     end
 end
 
-test("require(\"ik\") without a loadable ik.core explains, in LÖVE: no core.so, a .love, lib/ik", function()
+test_if(NO_SHELL, "require(\"ik\") without a loadable ik.core gives the pure backend with a fallback_reason, in LÖVE: no core.so, a .love, lib/ik", function()
     local tmp = sh("mktemp -d"):match("^(%S+)")
     check(tmp and tmp:sub(1, 1) == "/", "mktemp -d failed")
     local major, minor = love.getVersion()
@@ -536,11 +666,12 @@ test("require(\"ik\") without a loadable ik.core explains, in LÖVE: no core.so,
         game(tmp .. "/sub", "lib.ik", true)
         for _, case in ipairs({ "no_core", "zipped.love", "sub" }) do
             local out = sh(("cd %s && timeout 60 love %s"):format(quote(tmp), case))
-            local message = out:match("require failed: ([^\n]*)")
-            check(message, "%s: require did not fail:\n%s", case, out)
+            local message = out:match("require: backend lua, solved true, reason: ([^\n]*)")
+            check(message, "%s: require did not give the pure backend, or it did not solve:\n%s", case, out)
             local host = ("in LÖVE %d.%d, LuaJIT"):format(major, minor)
             check(message:find("ik: the C module ik.core did not load " .. host, 1, true)
-                and message:find("the LuaJIT build: `make luajit`", 1, true),
+                and message:find("the LuaJIT build: `make luajit`", 1, true)
+                and message:find("module 'ik.core' not found", 1, true),
                 "%s: not ik's explanation: %s", case, message)
         end
     end)
@@ -551,7 +682,8 @@ end)
 -- A .love as the README says to ship one: the game and ik's Lua files zipped, the folder
 -- ik/ with its core.so beside the .love, and package.cpath pointed at that directory
 -- (love.filesystem.getSourceBaseDirectory()) before require: ik loads and solves.
-test("a .love with ik/core.so beside it and package.cpath from getSourceBaseDirectory loads ik", function()
+test_if(NO_SHELL or (not love.filesystem.getInfo("ik/core.so") and "no ik/core.so in this game folder"),
+    "a .love with ik/core.so beside it and package.cpath from getSourceBaseDirectory loads ik", function()
     local tmp = sh("mktemp -d"):match("^(%S+)")
     check(tmp and tmp:sub(1, 1) == "/", "mktemp -d failed")
     local ok, err = pcall(function()
@@ -561,7 +693,7 @@ test("a .love with ik/core.so beside it and package.cpath from getSourceBaseDire
         write(dir .. "/main.lua", [[
 package.cpath = love.filesystem.getSourceBaseDirectory() .. "/?.so;" .. package.cpath
 local ok, ik = pcall(require, "ik")
-print(ok and ("require: loaded, solved " .. tostring((ik.chain2d({ 1, 1 }):solve(1, 1))))
+print(ok and ("require: loaded " .. ik.backend .. ", solved " .. tostring((ik.chain2d({ 1, 1 }):solve(1, 1))))
     or "require failed: " .. tostring(ik))
 function love.load() love.event.quit(0) end
 ]])
@@ -571,7 +703,7 @@ function love.load() love.event.quit(0) end
         write(tmp .. "/ik/core.so", assert(love.filesystem.read("ik/core.so")))
         sh(("cd %s && zip -q -r ../game.love ."):format(quote(dir)))
         local out = sh(("cd %s && timeout 60 love game.love"):format(quote(tmp)))
-        check(out:find("require: loaded, solved true", 1, true), "the .love did not load ik:\n%s", out)
+        check(out:find("require: loaded c, solved true", 1, true), "the .love did not load ik's C core:\n%s", out)
     end)
     sh(("rm -rf %s"):format(quote(tmp)))
     check(ok, "%s", tostring(err))
@@ -579,7 +711,20 @@ end)
 
 -- ---------------------------------------------------------------------------------------
 
-test("solving every frame allocates nothing (10,000 solves of each solver, < 1 KB)", function()
+-- The solvers this backend has (all but those unported says are not there yet), and the
+-- names of the others.
+local ported, not_yet = {}, {}
+for _, s in ipairs(SOLVERS) do
+    if unported({ s[1] }) then not_yet[#not_yet + 1] = s[1] else ported[#ported + 1] = s end
+end
+if #not_yet > 0 then
+    skip("solving every frame allocates nothing: " .. table.concat(not_yet, ", "),
+        unported({ not_yet[1] }) .. (#not_yet > 1 and ", and more" or ""))
+end
+
+test_if(#ported == 0 and "no solver is there yet" or nil,
+    "solving every frame allocates nothing (10,000 solves of each solver there, < 1 KB)", function()
+    local SOLVERS = ported
     local chains = {}
     for k, s in ipairs(SOLVERS) do
         local lengths = {}
@@ -611,7 +756,7 @@ test("solving every frame allocates nothing (10,000 solves of each solver, < 1 K
     check(grown < 1, "%.2f KB allocated", grown)
 end)
 
-test("a rig's solve every frame allocates nothing (10,000 solves of a 2D and a 3D spider with moving goals, < 1 KB)", function()
+test_if(unported({ "rig" }), "a rig's solve every frame allocates nothing (10,000 solves of a 2D and a 3D spider with moving goals, < 1 KB)", function()
     local rigs, legs = {}, {}
     for dim = 2, 3 do
         local chains = spider(dim)
@@ -646,6 +791,7 @@ test("a rig's solve every frame allocates nothing (10,000 solves of a 2D and a 3
     check(grown < 1, "%.2f KB allocated", grown)
 end)
 
+print(string.format("%d skipped", skipped))
 print(string.format("%d passed, %d failed", passed, failed))
 
 function love.load()
