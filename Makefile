@@ -54,6 +54,10 @@
 #   make love     the interactive LÖVE demo (demo/love/), with the LuaJIT module copied into it
 #   make love-screenshot  docs/love-demo.png: the LÖVE demo rendered under xvfb-run
 #                 (LOVE_SCREENSHOT=path.png writes it elsewhere)
+#   make web      build/web/: the LÖVE demo for a browser (love.js; ik.pure, no C module),
+#                 a folder to serve or to zip for itch.io (build/ik-web-demo.zip)
+#   make test-web the test inside LÖVE (spec/love/) packaged the same way, run in headless
+#                 chromium (tools/test_web.js); ends `N passed, N failed`
 
 CC      ?= cc
 CSTD    := -std=c99
@@ -104,7 +108,7 @@ FUZZ_TIME   ?= 60
 FUZZ_BIN    := $(FUZZERS:%=build/fuzz/fuzz_%)
 REPLAY_BIN  := $(FUZZERS:%=build/replay/fuzz_%)
 
-.PHONY: all lib amalgamation luajit love-folder test readme-check test-asan test-valgrind test-tsan test-arm64 determinism demo readme-picture recipe-pictures deps bench \
+.PHONY: all lib amalgamation luajit love-folder web test-web test readme-check test-asan test-valgrind test-tsan test-arm64 determinism demo readme-picture recipe-pictures deps bench \
         bench-instr bench-spine bench-ozz fuzz-lua fuzz clang-deps clean rock-leftovers love love-screenshot
 
 # Every build output is under build/: the Lua 5.4 module and the core as a static library.
@@ -440,6 +444,43 @@ love-screenshot: deps $(LOVE_DEMO_IK)
 	@sh tools/deps.sh love xvfb xauth libgl1-mesa-dri
 	LIBGL_ALWAYS_SOFTWARE=1 xvfb-run -a -s "-screen 0 1280x720x24" \
 		love demo/love --screenshot "$(LOVE_SCREENSHOT)"
+
+# The browser: love.js (the npm package, LÖVE 11.4 on PUC Lua 5.1 compiled to WebAssembly,
+# in its compatibility mode, which needs no SharedArrayBuffer) packages a game folder into
+# index.html, game.js, game.data, love.js, love.wasm and theme/. No C module loads there, so
+# the folder gets ik's Lua files only and require("ik") falls back to ik.pure. love.js and
+# puppeteer-core (which drives Debian's chromium for make test-web) are installed with npm
+# into build/web-node/, at the versions tools/web/package-lock.json pins.
+WEB_NODE    := build/web-node
+WEB_MODULES := $(WEB_NODE)/node_modules/.installed
+WEB_IK      := lua/ik/init.lua lua/ik/love.lua $(PURE_LUA)
+WEB_TIMEOUT ?= 900
+# web_game SOURCE-FOLDER STAGING-FOLDER TITLE OUTPUT-FOLDER: the game's main.lua and
+# conf.lua and ik's Lua files (no core.so) staged, then packaged by love.js.
+web_game = rm -rf $(2) $(4) && mkdir -p $(2)/ik/pure && cp $(1)/main.lua $(1)/conf.lua $(2)/ && \
+	cp lua/ik/init.lua lua/ik/love.lua $(2)/ik/ && cp $(PURE_LUA) $(2)/ik/pure/ && \
+	$(WEB_NODE)/node_modules/.bin/love.js -c -t "$(3)" $(2) $(4)
+
+# npm and node: Debian's packages where there are none (a machine may have others).
+$(WEB_MODULES): tools/web/package.json tools/web/package-lock.json
+	@command -v npm >/dev/null 2>&1 || sh tools/deps.sh nodejs npm
+	@mkdir -p $(WEB_NODE)
+	$(call say,NPM,$(WEB_NODE))
+	$(Q)cp tools/web/package.json tools/web/package-lock.json $(WEB_NODE)/
+	$(Q)cd $(WEB_NODE) && npm ci --no-audit --no-fund --loglevel=error
+	@touch $@
+
+web: deps $(WEB_MODULES) demo/love/main.lua demo/love/conf.lua $(WEB_IK)
+	$(call say,WEB,build/web)
+	$(Q)$(call web_game,demo/love,build/web-src/demo,ik demo,build/web)
+	$(Q)rm -f build/ik-web-demo.zip && cd build/web && zip -qr ../ik-web-demo.zip .
+	@echo "web: build/web/ (serve it: python3 -m http.server -d build/web) and build/ik-web-demo.zip"
+
+test-web: deps $(WEB_MODULES) spec/love/main.lua spec/love/conf.lua $(WEB_IK)
+	@sh tools/deps.sh chromium
+	$(call say,WEB,build/web-spec)
+	$(Q)$(call web_game,spec/love,build/web-src/spec,ik spec,build/web-spec)
+	@NODE_PATH=$(WEB_NODE)/node_modules node tools/test_web.js build/web-spec $(WEB_TIMEOUT)
 
 # The libFuzzer harnesses spec/fuzz/NAME_fuzzer.c link the core only (no Lua). Built with clang's
 # libFuzzer, AddressSanitizer and UndefinedBehaviorSanitizer for `make fuzz`; built with the
