@@ -85,7 +85,7 @@ while read -r n kind line; do
         if command -v love >/dev/null 2>&1; then
             game="$out/game$n"
             mkdir -p "$game/ik"
-            cp build/love/ik/* "$game/ik/" # the folder for LÖVE (make love-folder), as a game gets it
+            cp -R build/love/ik/. "$game/ik/" # the folder for LÖVE (make love-folder), as a game gets it
             cp "$block" "$game/example.lua"
             cp tools/readme_love.lua "$game/main.lua"
             sed 's/"ik-spec-love"/"ik-readme-love"/' spec/love/conf.lua >"$game/conf.lua"
