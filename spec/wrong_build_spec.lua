@@ -183,6 +183,22 @@ describe("require('ik') where ik.core is not the C module of this release", func
     end)
 end)
 
+describe("require('ik') where neither backend loads", function()
+    it("raises ik.core's reason and then why ik.pure did not load", function()
+        local saved_pure, saved_preload = package.loaded["ik.pure"], package.preload["ik.pure"]
+        local ok, err = pcall(require_ik_with, function()
+            package.cpath = "nowhere/?.none"
+            package.loaded["ik.pure"] = nil
+            package.preload["ik.pure"] = function() error("ik.pure is missing here", 0) end
+        end)
+        package.loaded["ik.pure"], package.preload["ik.pure"] = saved_pure, saved_preload
+        assert.is_false(ok)
+        has(tostring(err), "ik: the C module ik.core did not load ")
+        has(tostring(err), "The pure-Lua backend ik.pure did not load either (it is the folder "
+            .. "ik/pure/ beside ik/init.lua):\nik.pure is missing here")
+    end)
+end)
+
 -- With no ik.core on package.cpath, require("ik") gives the pure backend, and its
 -- fallback_reason names this host and its own build's make target.
 describe("require('ik') with no ik.core to be found", function()

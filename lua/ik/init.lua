@@ -63,7 +63,11 @@ local function fall_back(reason)
             return nil
         end
     end
-    local pure = require("ik.pure")
+    local ok, pure = pcall(require, "ik.pure")
+    if not ok then
+        error(reason .. "\nThe pure-Lua backend ik.pure did not load either (it is the folder "
+            .. "ik/pure/ beside ik/init.lua):\n" .. tostring(pure), 0)
+    end
     pure.fallback_reason = reason
     return pure
 end
