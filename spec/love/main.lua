@@ -78,36 +78,36 @@ if WEB then
             and reason:find("module 'ik.core' not found", 1, true), "ik.fallback_reason is %s", reason)
     end)
 else
-test("require(\"ik\") loads this game folder's LuaJIT build of ik/core.so", function()
-    check(jit ~= nil, "not running under LuaJIT")
-    -- LÖVE adds its own searchers to package.loaders, before Lua's; the one that finds
-    -- ik.core first is the one require uses. It must be LÖVE's C searcher (it says "in LOVE
-    -- paths" of a name it cannot find), not Lua's package.cpath one, which would find the
-    -- Lua 5.4 build ./ik/core.so when make test runs this from the repository root.
-    local searcher
-    for _, search in ipairs(package.loaders) do
-        if type(search("ik.core")) == "function" then
-            searcher = search
-            break
+    test("require(\"ik\") loads this game folder's LuaJIT build of ik/core.so", function()
+        check(jit ~= nil, "not running under LuaJIT")
+        -- LÖVE adds its own searchers to package.loaders, before Lua's; the one that finds
+        -- ik.core first is the one require uses. It must be LÖVE's C searcher (it says "in LOVE
+        -- paths" of a name it cannot find), not Lua's package.cpath one, which would find the
+        -- Lua 5.4 build ./ik/core.so when make test runs this from the repository root.
+        local searcher
+        for _, search in ipairs(package.loaders) do
+            if type(search("ik.core")) == "function" then
+                searcher = search
+                break
+            end
         end
-    end
-    check(searcher ~= nil, "no searcher finds ik.core")
-    local missing = tostring(searcher("ik.no_such_module"))
-    check(missing:find("in LOVE paths", 1, true), "ik.core is not found by LÖVE's C searcher: %s",
-        missing)
-    ik = require("ik")
-    check(type(ik) == "table" and type(ik.chain2d) == "function", "require(\"ik\") gave no module")
-    check(type(ik._VERSION) == "string" and ik._VERSION:match("^ik %d"), "ik._VERSION is %s",
-        tostring(ik._VERSION))
-    -- LÖVE's own C loader searches the game folder first; a copy elsewhere on package.cpath
-    -- (such as the Lua 5.4 build in the repository root) must not be the one that loaded.
-    local where = love.filesystem.getRealDirectory("ik/core.so")
-    check(where == love.filesystem.getSource(), "ik/core.so found in %s, not in the game folder %s",
-        tostring(where), love.filesystem.getSource())
-    check(package.loaded["ik.core"] == ik, "ik is not ik.core")
-    check(ik.backend == "c" and ik.fallback_reason == nil, "ik.backend %s, ik.fallback_reason %s",
-        tostring(ik.backend), tostring(ik.fallback_reason))
-end)
+        check(searcher ~= nil, "no searcher finds ik.core")
+        local missing = tostring(searcher("ik.no_such_module"))
+        check(missing:find("in LOVE paths", 1, true), "ik.core is not found by LÖVE's C searcher: %s",
+            missing)
+        ik = require("ik")
+        check(type(ik) == "table" and type(ik.chain2d) == "function", "require(\"ik\") gave no module")
+        check(type(ik._VERSION) == "string" and ik._VERSION:match("^ik %d"), "ik._VERSION is %s",
+            tostring(ik._VERSION))
+        -- LÖVE's own C loader searches the game folder first; a copy elsewhere on package.cpath
+        -- (such as the Lua 5.4 build in the repository root) must not be the one that loaded.
+        local where = love.filesystem.getRealDirectory("ik/core.so")
+        check(where == love.filesystem.getSource(), "ik/core.so found in %s, not in the game folder %s",
+            tostring(where), love.filesystem.getSource())
+        check(package.loaded["ik.core"] == ik, "ik is not ik.core")
+        check(ik.backend == "c" and ik.fallback_reason == nil, "ik.backend %s, ik.fallback_reason %s",
+            tostring(ik.backend), tostring(ik.fallback_reason))
+    end)
 end
 
 if not ik then
