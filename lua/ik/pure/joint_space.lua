@@ -15,8 +15,10 @@
 -- the steps used, and joint m's distance after them, or the caller's distance (its last
 -- argument) as it came when no step was taken (the C leaves *distance unwritten then).
 --
--- Verified so far: runs in Lua 5.1, 5.4 and LuaJIT on 2D and 3D chains with limits; not
--- yet compared with the C core (a differential spec of these internals is to come).
+-- Verified: spec/pure_joint_space_spec.lua calls every function here (and sweep.lua's,
+-- escape.lua's kick and finish) side by side with the C core's own, through LuaJIT's FFI,
+-- on random chains: the same bits in every result and every chain's state, every line
+-- taken; no garbage in Lua 5.1 to 5.4 and LuaJIT.
 
 local m = require("ik.pure.math")
 local chain = require("ik.pure.chain")
