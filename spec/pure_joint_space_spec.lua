@@ -273,7 +273,8 @@ local function call(cc, pp, counts)
         local np = js.joint_axes(core, j, mode, p_axes)
         local axes_p = { np }
         for i = 0, np - 1 do axes_p[#axes_p + 1] = { p_axes[3 * i], p_axes[3 * i + 1], p_axes[3 * i + 2] } end
-        rc = { lib.ik_joint_has_bounds(blk, j) ~= 0, lib.ik_joint_bound_angle(blk, j), lib.ik_limits_oriented(blk, m) ~= 0,
+        rc = { lib.ik_joint_has_bounds(blk, j) ~= 0, lib.ik_joint_bound_angle(blk, j),
+            lib.ik_limits_oriented(blk, m) ~= 0,
             axes_c, lib.ik_joint_blocked(blk, j, v3(ux, uy, uz)) }
         rp = { js.joint_has_bounds(core, j), js.joint_bound_angle(core, j), js.limits_oriented(core, m), axes_p,
             js.joint_blocked(core, j, ux, uy, uz) }

@@ -107,7 +107,8 @@ local function restore_pose(c, first, m_)
         for j = first, m_ - 1 do
             local x, y, z = work[3 * j], work[3 * j + 1], work[3 * j + 2]
             local w2 = 1 - (x * x + y * y + z * z)
-            rot[4 * j], rot[4 * j + 1], rot[4 * j + 2], rot[4 * j + 3] = q_normalize(w2 > 0 and sqrt(w2) or 0.0, x, y, z)
+            rot[4 * j], rot[4 * j + 1], rot[4 * j + 2], rot[4 * j + 3] =
+                q_normalize(w2 > 0 and sqrt(w2) or 0.0, x, y, z)
         end
     end
     chain_mark_stale(c, first)
@@ -281,7 +282,8 @@ local function gap_axis(c, m_, gx, gy, gz)
     if hinge_tip then
         local wr = c.wrot
         local ww, wx, wy, wz = wr[4 * m_ - 4], wr[4 * m_ - 3], wr[4 * m_ - 2], wr[4 * m_ - 1]
-        local lw, lx, ly, lz = q_normalize(q_mul(ww, -wx, -wy, -wz, c.target_rot_w, c.target_rot_x, c.target_rot_y, c.target_rot_z))
+        local lw, lx, ly, lz = q_normalize(q_mul(ww, -wx, -wy, -wz,
+            c.target_rot_w, c.target_rot_x, c.target_rot_y, c.target_rot_z))
         local about = twist_angle(lw, lx, ly, lz, limit.axis_x, limit.axis_y, limit.axis_z)
         if not (about > limit.min and about < limit.max) then return 0.0, 0.0, 0.0, hinge_tip end
         local ax, ay, az = q_rotate(ww, wx, wy, wz, limit.axis_x, limit.axis_y, limit.axis_z)
@@ -494,7 +496,8 @@ local function free_step3(c, m_, first, rows, lambda2)
         qw, qx, qy, qz = q_mul(pw, -px, -py, -pz, qw, qx, qy, qz)
         qw, qx, qy, qz = q_mul(qw, qx, qy, qz, pw, px, py, pz) -- in the parent's frame
         local k = 4 * j
-        rot[k], rot[k + 1], rot[k + 2], rot[k + 3] = q_normalize(q_mul(qw, qx, qy, qz, rot[k], rot[k + 1], rot[k + 2], rot[k + 3]))
+        rot[k], rot[k + 1], rot[k + 2], rot[k + 3] =
+            q_normalize(q_mul(qw, qx, qy, qz, rot[k], rot[k + 1], rot[k + 2], rot[k + 3]))
     end
     chain_mark_stale(c, first)
     chain_fk(c)

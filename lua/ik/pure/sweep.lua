@@ -95,7 +95,8 @@ local function sweep3d(c, gx, gy, gz, m_, g, first)
             if j == 0 then
                 pw, px_, py_, pz_ = c.base_rot_w, c.base_rot_x, c.base_rot_y, c.base_rot_z
             else
-                pw, px_, py_, pz_ = q_mul(rw, rx, ry, rz, wrot[4 * j - 4], wrot[4 * j - 3], wrot[4 * j - 2], wrot[4 * j - 1])
+                pw, px_, py_, pz_ =
+                    q_mul(rw, rx, ry, rz, wrot[4 * j - 4], wrot[4 * j - 3], wrot[4 * j - 2], wrot[4 * j - 1])
             end
             local k = 4 * j
             local lw, lx, ly, lz = q_mul(pw, -px_, -py_, -pz_, tw, tx_, ty_, tz_)
