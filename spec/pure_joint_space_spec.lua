@@ -89,13 +89,15 @@ end
 local function chain_pair(dim)
     local n = pick({ 1, 2, 2, 3, 3, 3, 4, 4, 5, 6 })
     local lengths = {}
-    for k = 1, n do lengths[k] = rand() < 0.06 and 0 or float(0.2, 2) end
+    -- lengths and base at one scale, now and then far from 1 (the slow paths of lengths)
+    local scale = pick({ 1, 1, 1, 1, 1, 1, 1, 1e-150, 1e-5, 1e5, 1e150 })
+    for k = 1, n do lengths[k] = rand() < 0.06 and 0 or scale * float(0.2, 2) end
     local make = dim == 2 and "chain2d" or "chain3d"
     -- now and then straight along +x from the origin (a target behind on that line: the
     -- sweeps' opposite directions), or without limits (the steps' closed forms, and the
     -- world rotations kept for a solver on points)
     local straight, free = rand() < 0.1, rand() < 0.25
-    local base = { float(-2, 2), float(-2, 2), dim == 3 and float(-2, 2) or float(-4, 4) }
+    local base = { scale * float(-2, 2), scale * float(-2, 2), dim == 3 and scale * float(-2, 2) or float(-4, 4) }
     if straight then base = {} end
     local cc, pp = C[make](lengths, unpack(base)), P[make](lengths, unpack(base))
     local function both(name, ...)
@@ -130,7 +132,7 @@ local function chain_pair(dim)
         end
     end
     both("configure", {
-        tolerance = pick({ 0, 1e-6, 1e-3, 1e-3, 0.05 }),
+        tolerance = pick({ 0, 1e-6, 1e-3, 1e-3, 0.05 }) * scale,
         angle_tolerance = pick({ 0, 1e-6, 1e-3, 0.1 }),
         iterations = pick({ 1, 5, 64, 64, 300 }),
         escape = rand() < 0.85,
