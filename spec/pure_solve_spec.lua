@@ -281,7 +281,8 @@ local function many_args(world_c)
     end
     for o = 1, 3 do
         local r = math.random()
-        a.outs[o] = r < 0.4 and "nil" or r < 0.85 and "empty" or r < 0.95 and "filled" or r < 0.98 and "twice" or "wrong"
+        a.outs[o] = r < 0.4 and "nil" or r < 0.85 and "empty" or r < 0.95 and "filled"
+            or r < 0.98 and "twice" or "wrong"
     end
     return a
 end
@@ -313,6 +314,13 @@ local function many_outs(a)
         end
     end
     return outs[1], outs[2], outs[3]
+end
+
+-- Seeds 1..count; 1..quick with IK_SPEC_QUICK=1.
+local function seeds_to(count, quick)
+    local t = {}
+    for k = 1, os.getenv("IK_SPEC_QUICK") == "1" and quick or count do t[k] = k end
+    return t
 end
 
 -- ---- the run ----
@@ -441,6 +449,146 @@ describe("ik.pure against the C module (solves)", function()
         local cases = {}
         for case = 0, 2 * L * L * S - 1 do cases[case + 1] = case end
         pc.assert_same_bits(pc.run_seeds(", edge lengths", cases, run_case))
+    end)
+
+    -- Chains folded back on themselves and goals within reach, where the solvers stall:
+    -- the escape's bends, the joint-space steps and the CCD sweeps after them (with limits,
+    -- orientation goals, pinned joints, fixed and ramped greed), each solve compared.
+    it("escapes and steps alike from folded chains", function()
+        local function run_folded(seed)
+            math.randomseed(seed)
+            local calls, none = 0, {}
+            for trial = 1, 20 do
+                local dim, n = rand(2) + 1, rand(2, 6)
+                local lengths = {}
+                for i = 1, n do lengths[i] = float(0.2, 1.2) end
+                local cc = dim == 2 and C.chain2d(lengths) or C.chain3d(lengths)
+                local pch = dim == 2 and P.chain2d(lengths) or P.chain3d(lengths)
+                local set = { solver = pick({ "fabrik", "ccd", "relax" }), iterations = pick({ 5, 64, 200 }),
+                    tolerance = pick({ 1e-3, 1e-9, 0 }) }
+                if math.random() < 0.5 then set.greed, set.greed_ramp = pick({ 0.05, 0.3, 1 }), math.random() < 0.3 end
+                local function both(name, ...)
+                    cc[name](cc, ...)
+                    pch[name](pch, ...)
+                end
+                both("configure", set)
+                if math.random() < 0.3 then both("set_weight", rand(n + 1), pick({ 0, 0.5, 2 })) end
+                for i = 1, n do
+                    if math.random() < 0.15 then
+                        if dim == 2 then both("set_limit", i, -1, 0.5) else both("set_cone", i, 0.7) end
+                    end
+                end
+                if math.random() < 0.3 then
+                    if dim == 2 then both("set_target_angle", 1) else both("set_target_rotation", 1, 0.2, 0.3, 0.1) end
+                end
+                if math.random() < 0.5 then
+                    for i = 2, n do
+                        if dim == 2 then both("set_angle", i, 3.1) else both("set_rotation", i, 0.01, 0, 0, 1) end
+                    end
+                end
+                for t = 1, 5 do
+                    local x, y, z = 0.05 * n, 0, 0
+                    if math.random() < 0.5 then
+                        x, y, z = float(-0.6, 0.6) * n, float(-0.6, 0.6) * n, float(-0.6, 0.6) * n
+                    end
+                    local what = ("seed %d trial %d (%dD, %d bones, %s) solve %d")
+                        :format(seed, trial, dim, n, set.solver, t)
+                    local r_c = method_call.solve(cc, x, y, dim == 3 and z or nil)
+                    local r_p = method_call.solve(pch, x, y, dim == 3 and z or nil)
+                    local why = compare(r_c, r_p, none, none, what) or compare(state(cc), state(pch), none, none, what)
+                    if why then pc.differs(why) end
+                    calls = calls + 1
+                end
+            end
+            return calls
+        end
+        pc.assert_same_bits(pc.run_seeds(", folded chains", seeds_to(15, 2), run_folded))
+    end)
+
+    -- Many chains, most of them FABRIK without limits (the C module's batch, in lanes of
+    -- one bone count), beyond one block of 64, attached to chains before and after them in
+    -- the array, held by them, or twice in it: the same results and states as the C's.
+    it("solves many chains at once as the C module does, batch and blocks", function()
+        local function run_many(seed)
+            math.randomseed(seed)
+            local dim, count = 2 + seed % 2, pick({ 3, 20, 64, 65, 100, 150 })
+            local world_c, world_p, index_c, index_p = {}, {}, {}, {}
+            for k = 1, count do
+                local n = pick({ 1, 2, 2, 3, 3, 3, 4, 5 })
+                local lengths = {}
+                for i = 1, n do lengths[i] = float(0.2, 2) end
+                local cc = dim == 2 and C.chain2d(lengths) or C.chain3d(lengths)
+                local pch = dim == 2 and P.chain2d(lengths) or P.chain3d(lengths)
+                local set = { solver = pick({ "fabrik", "fabrik", "fabrik", "fabrik", "ccd", "relax", "aim" }),
+                    escape = math.random() < 0.8, iterations = pick({ 1, 5, 64, 64, 64 }),
+                    tolerance = pick({ 1e-3, 1e-6, 0 }) }
+                if math.random() < 0.1 then set.mix = 0.5 end
+                cc:configure(set)
+                pch:configure(set)
+                if math.random() < 0.1 then
+                    if dim == 2 then cc:set_limit(n, -1, 1) pch:set_limit(n, -1, 1)
+                    else cc:set_cone(n, 1) pch:set_cone(n, 1) end
+                end
+                world_c[k], world_p[k], index_c[cc], index_p[pch] = cc, pch, k, k
+            end
+            for k = 1, count do
+                local r = math.random()
+                if r < 0.25 then
+                    local other = rand(count)
+                    local j = rand(world_c[other]:count() + 1)
+                    pcall(world_c[k].attach, world_c[k], world_c[other], j)
+                    pcall(world_p[k].attach, world_p[k], world_p[other], j)
+                elseif r < 0.3 then
+                    local other = rand(count)
+                    local j = rand(world_c[other]:count() + 1)
+                    pcall(world_c[k].attach_tip, world_c[k], world_c[other], j)
+                    pcall(world_p[k].attach_tip, world_p[k], world_p[other], j)
+                end
+            end
+            local calls = 0
+            for round = 1, 4 do
+                local order, targets = {}, nil
+                for k = 1, count do order[k] = k end
+                for k = count, 2, -1 do
+                    local j = rand(k)
+                    order[k], order[j] = order[j], order[k]
+                end
+                if math.random() < 0.2 then order[#order + 1] = order[1] end -- one chain twice
+                local held = false
+                for _, k in ipairs(order) do held = held or world_c[k]:tip_parent() ~= nil end
+                if round % 2 == 1 and not held then
+                    targets = {}
+                    for _, k in ipairs(order) do
+                        local b = pack(world_c[k]:joint(1))
+                        local ux, uy, uz = direction(dim)
+                        local d = world_c[k]:reach() * pick({ 0.5, 0.9, 1.5, 0.01 })
+                        targets[#targets + 1] = b[1] + ux * d
+                        targets[#targets + 1] = b[2] + uy * d
+                        if dim == 3 then targets[#targets + 1] = b[3] + uz * d end
+                    end
+                else
+                    for _, k in ipairs(order) do
+                        if world_c[k]:tip_parent() == nil then
+                            local b = pack(world_c[k]:joint(1))
+                            local ux, uy, uz = direction(dim)
+                            local d = world_c[k]:reach() * pick({ 0.5, 0.9, 1.5 })
+                            world_c[k]:set_target(b[1] + ux * d, b[2] + uy * d, dim == 3 and b[3] + uz * d or nil)
+                            world_p[k]:set_target(b[1] + ux * d, b[2] + uy * d, dim == 3 and b[3] + uz * d or nil)
+                        end
+                    end
+                end
+                local list_c, list_p = {}, {}
+                for j, k in ipairs(order) do list_c[j], list_p[j] = world_c[k], world_p[k] end
+                local what = ("seed %d (%dD, %d chains) round %d"):format(seed, dim, count, round)
+                local ok_c, r_c = pcall(many_call, C, list_c, targets, {}, {}, {})
+                local ok_p, r_p = pcall(many_call, P, list_p, targets, {}, {}, {})
+                pc.check(what, ok_c, r_c, ok_p, r_p, index_c, index_p)
+                pc.check_world(world_c, world_p, index_c, index_p, what)
+                calls = calls + 1
+            end
+            return calls
+        end
+        pc.assert_same_bits(pc.run_seeds(", solve_many", seeds_to(24, 4), run_many))
     end)
 
     it("makes no garbage when solving", function()

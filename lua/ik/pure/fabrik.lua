@@ -204,7 +204,11 @@ local function fab_start(f, c, tx, ty, tz, m_, distance)
     end
     local from_base
     local p = c.joint
-    if c.dim == 2 then from_base = v2_len(tx - p[0], ty - p[1]) else from_base = v3_len(tx - p[0], ty - p[1], tz - p[2]) end
+    if c.dim == 2 then
+        from_base = v2_len(tx - p[0], ty - p[1])
+    else
+        from_base = v3_len(tx - p[0], ty - p[1], tz - p[2])
+    end
     -- Out of reach, or within tolerance of full reach (where FABRIK crawls): straight. One
     -- bone: its first iteration points it at the target, and every later one would repeat it.
     if m_ == 1 or from_base >= (chain.chain_reach_to(c, m_)) - s.tolerance then

@@ -1163,7 +1163,9 @@ function ik.solve_many(...)
         if block > 0 then -- read again: checked in the first pass
             for k = 0, size - 1 do many_chains[k], dim = solve_many_chain(t, block + k + 1, dim) end
             if has_targets then
-                for k = 0, size * dim - 1 do many_targets[k] = check_element(targets, 2, block * dim + k + 1, "target") end
+                for k = 0, size * dim - 1 do
+                    many_targets[k] = check_element(targets, 2, block * dim + k + 1, "target")
+                end
             end
         end
         local status, reached, failed = solve.solve_many(many_chains, size, has_targets and many_targets or nil,
