@@ -1,13 +1,13 @@
--- ik.pure against the C module: the solves ported so far (chain:solve_two_bone,
--- chain:solve_aim, and chain:solve with the solver two_bone or aim), made side by side on C
--- chains and pure chains among random changes of what a solve depends on: settings
--- (solver, iterations, tolerance, angle_tolerance, escape, stretch, softness, mix,
--- max_turn, pole, bend), targets near and far, on the base and met already, orientation
--- goals, limits, weights, poses, lengths, bases, attached chains and held tips, valid and
--- not. Both must accept or refuse alike, with the same message, return the same values
--- (numbers the same bits and the same subtype) and leave the same visible state on every
--- chain after every call (spec/pure_compare.lua). A solve with a solver ik.pure does not
--- have yet must raise its error and change nothing. Then: the solves make no garbage.
+-- ik.pure against the C module: the solves (chain:solve with every solver, solve_fabrik,
+-- solve_ccd, solve_relax, solve_two_bone, solve_aim, and ik.solve_many), made side by side
+-- on C chains and pure chains among random changes of what a solve depends on: settings
+-- (solver, iterations, tolerance, angle_tolerance, greed, greed_ramp, escape, stretch,
+-- softness, mix, max_turn, pole, bend), targets near and far, on the base and met already,
+-- goals tracked frame by frame, orientation goals, limits, weights, poses, lengths, bases,
+-- attached chains and held tips, valid and not. Both must accept or refuse alike, with the
+-- same message, return the same values (numbers the same bits and the same subtype), fill
+-- solve_many's tables alike and leave the same visible state on every chain after every
+-- call (spec/pure_compare.lua). Then: the solves make no garbage.
 --
 -- Under LuaJIT the C module is ik.core itself (require("ik") there puts FFI fast paths in
 -- front of some methods, whose errors name the function differently).
@@ -28,14 +28,17 @@ local TRACE = os.getenv("IK_PURE_TRACE")
 local WORLD = 6 -- chains on each side
 
 local METHODS = {
-    "solve", "solve_two_bone", "solve_aim", "configure", "set_target", "set_target_angle",
+    "solve", "solve_fabrik", "solve_ccd", "solve_relax", "solve_two_bone", "solve_aim", "solve_many", "track",
+    "configure", "set_target", "set_target_angle",
     "set_target_rotation", "clear_target", "set_angle", "set_rotation", "set_base", "set_weight",
     "set_length", "set_limit", "set_hinge", "set_cone", "set_twist", "clear_limit", "attach", "detach",
     "attach_tip", "detach_tip",
 }
--- How often each is called, in tenths of a percent (the solves most).
+-- How often each is called, in tenths of a percent (the solves most). track: a goal
+-- tracked frame by frame (a few solves in a row, the target moved a little each time).
 local WEIGHTS = {
-    solve = 175, solve_two_bone = 155, solve_aim = 140, configure = 110, set_target = 20,
+    solve = 110, solve_fabrik = 50, solve_ccd = 50, solve_relax = 50, solve_two_bone = 75, solve_aim = 70,
+    solve_many = 45, track = 30, configure = 100, set_target = 20,
     set_target_angle = 30, set_target_rotation = 30, clear_target = 20, set_angle = 40,
     set_rotation = 40, set_base = 20, set_weight = 30, set_length = 30, set_limit = 40,
     set_hinge = 25, set_cone = 25, set_twist = 20, clear_limit = 10, attach = 20, detach = 10,
@@ -46,9 +49,14 @@ local WEIGHTS = {
 -- function's name are the same for both.
 local method_call = {}
 for _, name in ipairs(METHODS) do
-    method_call[name] = load(("local pack = ... return function(o, ...) return pack(o:%s(...)) end"):format(name),
-        "=calls")(pack)
+    if name ~= "solve_many" and name ~= "track" then
+        method_call[name] = load(("local pack = ... return function(o, ...) return pack(o:%s(...)) end"):format(name),
+            "=calls")(pack)
+    end
 end
+-- ik.solve_many's, which returns the count and the tables it filled.
+local many_call = load("local pack = ... return function(ik, t, targets, a, b, c, ...) "
+    .. "return pack(ik.solve_many(t, targets, a, b, c, ...), a, b, c) end", "=calls")(pack)
 
 -- ---- random arguments ----
 
@@ -116,11 +124,13 @@ end
 local function settings_table(dim)
     local t = {}
     local keys = {
-        solver = function() return pick({ "two_bone", "aim", "two_bone", "aim", "fabrik", "ccd", "relax" }) end,
+        solver = function() return pick({ "two_bone", "aim", "fabrik", "ccd", "relax", "fabrik", "ccd", "relax" }) end,
         iterations = function() return pick({ 1, 2, 5, 64, 1000, 20000, 0 }) end,
         tolerance = function() return pick({ 0, 1e-12, 1e-6, 1e-3, 0.1, -1 }) end,
         angle_tolerance = function() return pick({ 0, 1e-13, 1e-12, 1e-6, 1e-3, 0.1, 0.7, 2 }) end,
         escape = function() return pick({ true, false }) end,
+        greed = function() return pick({ 0.1, 0.5, 0.5, 0.9, 1, 0, 1.5 }) end,
+        greed_ramp = function() return pick({ true, false }) end,
         stretch = function() return pick({ true, false, false }) end,
         mix = function() return pick({ 1, 1, 0, 0.3, 0.75, 1.5 }) end,
         softness = function() return pick({ 0, 0, 0.1, 0.5, 5, 1e300 }) end,
@@ -131,8 +141,8 @@ local function settings_table(dim)
             return pick({ false, { float(-1, 1), float(-1, 1), float(-1, 1) }, { 0, 1, 0 }, { 1, 0, 0 }, { 0, 0, 0 } })
         end,
     }
-    local names = { "solver", "iterations", "tolerance", "angle_tolerance", "escape", "stretch", "mix",
-        "softness", "max_turn", "bend", "pole" }
+    local names = { "solver", "solver", "iterations", "tolerance", "angle_tolerance", "escape", "greed",
+        "greed_ramp", "stretch", "mix", "softness", "max_turn", "bend", "pole" }
     for _ = 1, rand(3) do
         local key = pick(names)
         t[key] = keys[key]()
@@ -145,7 +155,7 @@ end
 local function args_for(name, cc)
     local n, dim = cc:count(), cc:dim()
     local a
-    if name == "solve" or name == "solve_two_bone" or name == "solve_aim" or name == "set_target" then
+    if name:sub(1, 6) == "solve_" or name == "solve" or name == "set_target" then
         return target_args(cc)
     elseif name == "configure" then
         a = { settings_table(dim) }
@@ -226,6 +236,94 @@ local function chain_for(name, world_c)
     return pick(fits)
 end
 
+-- ik.solve_many's arguments, on the C world: a few chains (mostly of one dimension, now
+-- and then one twice, or one after its parent), their targets (within reach, beyond,
+-- tracked; nil: the kept goals; now and then a wrong number or too few), the tables to fill
+-- (nil, empty, filled already, one table twice; now and then a wrong one). chains holds
+-- places in the world (or a value that is no chain); odd: the chains' array is a proxy.
+local function many_args(world_c)
+    local dim = world_c[rand(#world_c)]:dim()
+    local a = { chains = {}, outs = {} }
+    local count = pick({ 0, 1, 2, 2, 3, 3, 4, 5, 6, 8 })
+    for j = 1, count do
+        local k = rand(#world_c)
+        for _ = 1, 5 do
+            if world_c[k]:dim() == dim or math.random() < 0.05 then break end
+            k = rand(#world_c)
+        end
+        a.chains[j] = k
+    end
+    if count > 0 and math.random() < 0.02 then a.chains[rand(count)] = pick({ 5, "chain", {} }) end
+    a.odd = math.random() < 0.01
+    if math.random() < 0.3 then
+        a.targets = nil
+    else
+        local t = {}
+        for j = 1, count do
+            local k = a.chains[j]
+            local cc = type(k) == "number" and k >= 1 and world_c[k]
+            if cc and cc:dim() == dim then
+                local x = target_args(cc)
+                if x.n ~= dim or type(x[1]) ~= "number" or math.random() < 0.3 then
+                    local b = pack(cc:effector())
+                    local ux, uy, uz = direction(dim)
+                    local d = cc:reach() * pick({ 0.3, 0.01, 1e-3, 2 })
+                    x = { b[1] + ux * d, b[2] + uy * d, (b[3] or 0) + uz * d }
+                end
+                for i = 1, dim do t[#t + 1] = x[i] end
+            else
+                for _ = 1, dim do t[#t + 1] = float(-3, 3) end
+            end
+        end
+        if #t > 0 and math.random() < 0.03 then t[rand(#t)] = pick({ 0 / 0, 1 / 0, 1e301, "1", true }) end
+        if #t > 0 and math.random() < 0.02 then t[#t] = nil end
+        if math.random() < 0.01 then t = pick({ 5, "targets", setmetatable({}, { __index = t }) }) end
+        a.targets = t
+    end
+    for o = 1, 3 do
+        local r = math.random()
+        a.outs[o] = r < 0.4 and "nil" or r < 0.85 and "empty" or r < 0.95 and "filled"
+            or r < 0.98 and "twice" or "wrong"
+    end
+    return a
+end
+
+-- The chains' array of one side (world: that side's chains); the places of many_args.
+local function many_side(a, world)
+    local t = {}
+    for j, k in ipairs(a.chains) do
+        if type(k) == "number" and k >= 1 then t[j] = world[k] else t[j] = k end
+    end
+    if a.odd then t = setmetatable({}, { __index = t }) end
+    return t
+end
+
+-- The tables to fill, new for each side: nil, empty, filled already (with values that
+-- stay beyond the chains), the one before again, or a wrong value.
+local function many_outs(a)
+    local outs = {}
+    for o = 1, 3 do
+        local kind = a.outs[o]
+        if kind == "empty" then
+            outs[o] = {}
+        elseif kind == "filled" then
+            outs[o] = { 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, x = 1 }
+        elseif kind == "twice" then
+            outs[o] = outs[o - 1] or {}
+        elseif kind == "wrong" then
+            outs[o] = "table"
+        end
+    end
+    return outs[1], outs[2], outs[3]
+end
+
+-- Seeds 1..count; 1..quick with IK_SPEC_QUICK=1.
+local function seeds_to(count, quick)
+    local t = {}
+    for k = 1, os.getenv("IK_SPEC_QUICK") == "1" and quick or count do t[k] = k end
+    return t
+end
+
 -- ---- the run ----
 
 local function run(seed)
@@ -263,7 +361,6 @@ local function run(seed)
         pc.check(what, ok_c, r_c, ok_p, r_p, index_c, index_p)
     end
 
-    local PORTED = { two_bone = true, aim = true }
     for step = 1, CALLS do
         local name = weighted_method()
         local k = chain_for(name, world_c)
@@ -272,6 +369,30 @@ local function run(seed)
             -- a new chain in place k (its children keep the old one as their parent)
             new_chain(k)
             what = ("seed %d step %d: new chain %d"):format(seed, step, k)
+        elseif name == "solve_many" then
+            local a = many_args(world_c)
+            what = ("seed %d step %d: solve_many"):format(seed, step)
+            if TRACE then print(what, #a.chains) end
+            local ok_c, r_c = pcall(many_call, C, many_side(a, world_c), a.targets, many_outs(a))
+            local ok_p, r_p = pcall(many_call, P, many_side(a, world_p), a.targets, many_outs(a))
+            check(what, ok_c, r_c, ok_p, r_p)
+        elseif name == "track" then
+            -- A goal tracked frame by frame: from near the tip, moved a little each solve.
+            local cc, pc_ = world_c[k], world_p[k]
+            local call = method_call[pick({ "solve", "solve", "solve_fabrik", "solve_ccd", "solve_relax" })]
+            local dim = cc:dim()
+            local t = pack(cc:effector())
+            local d = cc:reach() * pick({ 1e-4, 1e-3, 0.01, 0.03 })
+            for frame = 1, rand(3, 8) do
+                local ux, uy, uz = direction(dim)
+                t[1], t[2] = t[1] + ux * d, t[2] + uy * d
+                if dim == 3 then t[3] = t[3] + uz * d end
+                what = ("seed %d step %d: chain %d tracked, frame %d"):format(seed, step, k, frame)
+                local ok_c, r_c = pcall(call, cc, unpack(t, 1, dim))
+                local ok_p, r_p = pcall(call, pc_, unpack(t, 1, dim))
+                check(what, ok_c, r_c, ok_p, r_p)
+                pc.check_world(world_c, world_p, index_c, index_p, what)
+            end
         else
             local cc, pc_ = world_c[k], world_p[k]
             local a = args_for(name, cc)
@@ -282,26 +403,9 @@ local function run(seed)
                 print(what, table.concat(t, ", "))
             end
             local ac, ap = resolve(a, world_c), resolve(a, world_p)
-            if name == "solve" and not PORTED[cc:settings().solver] then
-                -- not ported: where the C module refuses (on a clone, which the solve would
-                -- change), the same error; where it solves, the pure side's error. Nothing
-                -- changes on the pure side.
-                local ok_c, r_c = pcall(method_call[name], cc:clone(), unpack(ac, 1, a.n))
-                local ok_p, r_p = pcall(method_call[name], pc_, unpack(ap, 1, a.n))
-                if ok_c then
-                    local expected = ("calls:1: ik.pure: the %s solver is not ported yet"):format(cc:settings().solver)
-                    if ok_p or r_p ~= expected then
-                        error(("%s: expected %s, got %s"):format(what, expected, tostring(r_p)), 0)
-                    end
-                    calls = calls + 1
-                else
-                    check(what, ok_c, r_c, ok_p, r_p)
-                end
-            else
-                local ok_c, r_c = pcall(method_call[name], cc, unpack(ac, 1, a.n))
-                local ok_p, r_p = pcall(method_call[name], pc_, unpack(ap, 1, a.n))
-                check(what, ok_c, r_c, ok_p, r_p)
-            end
+            local ok_c, r_c = pcall(method_call[name], cc, unpack(ac, 1, a.n))
+            local ok_p, r_p = pcall(method_call[name], pc_, unpack(ap, 1, a.n))
+            check(what, ok_c, r_c, ok_p, r_p)
         end
         pc.check_world(world_c, world_p, index_c, index_p, what)
     end
@@ -313,12 +417,9 @@ describe("ik.pure against the C module (solves)", function()
         pc.assert_same_bits(pc.run_seeds(", solves", SEEDS, run))
     end)
 
-    -- Bones of length 0 or below 1e-300 (the lean solves' own branches), and a stretch
-    -- whose factor overflows: every pairing of lengths, solver and setting, each towards
-    -- a few targets in turn.
-    -- Bones of length 0 or below 1e-300 (the lean solves' own branches), and a stretch
-    -- whose factor overflows: every pairing of lengths, dimension and setting, each towards
-    -- a few targets in turn.
+    -- Bones of length 0 or below 1e-300 (the lean solves' own branches, FABRIK's slow
+    -- step), and a stretch whose factor overflows: every pairing of lengths, dimension and
+    -- setting, each towards a few targets in turn, with each solver.
     it("solves chains with zero-length, tiny and huge bones alike", function()
         local LENGTHS = os.getenv("IK_SPEC_QUICK") == "1" and { 0, 1e-310, 1 } or { 0, 5e-324, 1e-310, 1e-300, 1e-150, 1, 1e150 }
         local TARGETS = { { 1, 1, 0.5 }, { 0, 0, 0 }, { 1e-300, 0, 0 }, { 1e300, -1e300, 3 }, { -2, 0.5, 0 } }
@@ -335,36 +436,160 @@ describe("ik.pure against the C module (solves)", function()
             cc:configure(settings)
             pch:configure(settings)
             for t, target in ipairs(TARGETS) do
-                local name = (t + k) % 3 == 0 and "solve_aim" or "solve_two_bone"
-                local r_c = method_call[name](cc, unpack(target, 1, dim))
-                local r_p = method_call[name](pch, unpack(target, 1, dim))
-                local what = ("lengths %g, %g, %dD, settings %d, %s %d"):format(l0, l1, dim, k, name, t)
-                local why = compare(r_c, r_p, none, none, what) or compare(state(cc), state(pch), none, none, what)
-                if why then pc.differs(why) end
+                for _, name in ipairs({ (t + k) % 3 == 0 and "solve_aim" or "solve_two_bone", "solve_fabrik",
+                    "solve_ccd", "solve_relax" }) do
+                    local r_c = method_call[name](cc, unpack(target, 1, dim))
+                    local r_p = method_call[name](pch, unpack(target, 1, dim))
+                    local what = ("lengths %g, %g, %dD, settings %d, %s %d"):format(l0, l1, dim, k, name, t)
+                    local why = compare(r_c, r_p, none, none, what) or compare(state(cc), state(pch), none, none, what)
+                    if why then pc.differs(why) end
+                end
             end
-            return #TARGETS
+            return 4 * #TARGETS
         end
         local cases = {}
         for case = 0, 2 * L * L * S - 1 do cases[case + 1] = case end
         pc.assert_same_bits(pc.run_seeds(", edge lengths", cases, run_case))
     end)
 
-    it("raises a clear error for a solver not ported yet, and changes nothing", function()
-        local c = P.chain2d({ 1, 1 })
-        local before = state(c)
-        local ok, message = pcall(function() local reached = c:solve(1, 1) return reached end)
-        assert.is_false(ok)
-        assert.are.equal("spec/pure_solve_spec.lua:" .. (debug.getinfo(1, "l").currentline - 2)
-            .. ": ik.pure: the fabrik solver is not ported yet", message)
-        pc.reset()
-        assert.is_nil(compare(before, state(c), {}, {}, "state"))
-        c:configure({ solver = "ccd" })
-        ok, message = pcall(c.solve, c)
-        assert.is_false(ok)
-        assert.are.equal("bad argument #2 to '?' (no target: give one, or set_target first)", message)
-        c:set_target(1, 1)
-        ok, message = pcall(c.solve, c)
-        assert.are.equal("ik.pure: the ccd solver is not ported yet", message)
+    -- Chains folded back on themselves and goals within reach, where the solvers stall:
+    -- the escape's bends, the joint-space steps and the CCD sweeps after them (with limits,
+    -- orientation goals, pinned joints, fixed and ramped greed), each solve compared.
+    it("escapes and steps alike from folded chains", function()
+        local function run_folded(seed)
+            math.randomseed(seed)
+            local calls, none = 0, {}
+            for trial = 1, 20 do
+                local dim, n = rand(2) + 1, rand(2, 6)
+                local lengths = {}
+                for i = 1, n do lengths[i] = float(0.2, 1.2) end
+                local cc = dim == 2 and C.chain2d(lengths) or C.chain3d(lengths)
+                local pch = dim == 2 and P.chain2d(lengths) or P.chain3d(lengths)
+                local set = { solver = pick({ "fabrik", "ccd", "relax" }), iterations = pick({ 5, 64, 200 }),
+                    tolerance = pick({ 1e-3, 1e-9, 0 }) }
+                if math.random() < 0.5 then set.greed, set.greed_ramp = pick({ 0.05, 0.3, 1 }), math.random() < 0.3 end
+                local function both(name, ...)
+                    cc[name](cc, ...)
+                    pch[name](pch, ...)
+                end
+                both("configure", set)
+                if math.random() < 0.3 then both("set_weight", rand(n + 1), pick({ 0, 0.5, 2 })) end
+                for i = 1, n do
+                    if math.random() < 0.15 then
+                        if dim == 2 then both("set_limit", i, -1, 0.5) else both("set_cone", i, 0.7) end
+                    end
+                end
+                if math.random() < 0.3 then
+                    if dim == 2 then both("set_target_angle", 1) else both("set_target_rotation", 1, 0.2, 0.3, 0.1) end
+                end
+                if math.random() < 0.5 then
+                    for i = 2, n do
+                        if dim == 2 then both("set_angle", i, 3.1) else both("set_rotation", i, 0.01, 0, 0, 1) end
+                    end
+                end
+                for t = 1, 5 do
+                    local x, y, z = 0.05 * n, 0, 0
+                    if math.random() < 0.5 then
+                        x, y, z = float(-0.6, 0.6) * n, float(-0.6, 0.6) * n, float(-0.6, 0.6) * n
+                    end
+                    local what = ("seed %d trial %d (%dD, %d bones, %s) solve %d")
+                        :format(seed, trial, dim, n, set.solver, t)
+                    local r_c = method_call.solve(cc, x, y, dim == 3 and z or nil)
+                    local r_p = method_call.solve(pch, x, y, dim == 3 and z or nil)
+                    local why = compare(r_c, r_p, none, none, what) or compare(state(cc), state(pch), none, none, what)
+                    if why then pc.differs(why) end
+                    calls = calls + 1
+                end
+            end
+            return calls
+        end
+        pc.assert_same_bits(pc.run_seeds(", folded chains", seeds_to(15, 2), run_folded))
+    end)
+
+    -- Many chains, most of them FABRIK without limits (the C module's batch, in lanes of
+    -- one bone count), beyond one block of 64, attached to chains before and after them in
+    -- the array, held by them, or twice in it: the same results and states as the C's.
+    it("solves many chains at once as the C module does, batch and blocks", function()
+        local function run_many(seed)
+            math.randomseed(seed)
+            local dim, count = 2 + seed % 2, pick({ 3, 20, 64, 65, 100, 150 })
+            local world_c, world_p, index_c, index_p = {}, {}, {}, {}
+            for k = 1, count do
+                local n = pick({ 1, 2, 2, 3, 3, 3, 4, 5 })
+                local lengths = {}
+                for i = 1, n do lengths[i] = float(0.2, 2) end
+                local cc = dim == 2 and C.chain2d(lengths) or C.chain3d(lengths)
+                local pch = dim == 2 and P.chain2d(lengths) or P.chain3d(lengths)
+                local set = { solver = pick({ "fabrik", "fabrik", "fabrik", "fabrik", "ccd", "relax", "aim" }),
+                    escape = math.random() < 0.8, iterations = pick({ 1, 5, 64, 64, 64 }),
+                    tolerance = pick({ 1e-3, 1e-6, 0 }) }
+                if math.random() < 0.1 then set.mix = 0.5 end
+                cc:configure(set)
+                pch:configure(set)
+                if math.random() < 0.1 then
+                    if dim == 2 then cc:set_limit(n, -1, 1) pch:set_limit(n, -1, 1)
+                    else cc:set_cone(n, 1) pch:set_cone(n, 1) end
+                end
+                world_c[k], world_p[k], index_c[cc], index_p[pch] = cc, pch, k, k
+            end
+            for k = 1, count do
+                local r = math.random()
+                if r < 0.25 then
+                    local other = rand(count)
+                    local j = rand(world_c[other]:count() + 1)
+                    pcall(world_c[k].attach, world_c[k], world_c[other], j)
+                    pcall(world_p[k].attach, world_p[k], world_p[other], j)
+                elseif r < 0.3 then
+                    local other = rand(count)
+                    local j = rand(world_c[other]:count() + 1)
+                    pcall(world_c[k].attach_tip, world_c[k], world_c[other], j)
+                    pcall(world_p[k].attach_tip, world_p[k], world_p[other], j)
+                end
+            end
+            local calls = 0
+            for round = 1, 4 do
+                local order, targets = {}, nil
+                for k = 1, count do order[k] = k end
+                for k = count, 2, -1 do
+                    local j = rand(k)
+                    order[k], order[j] = order[j], order[k]
+                end
+                if math.random() < 0.2 then order[#order + 1] = order[1] end -- one chain twice
+                local held = false
+                for _, k in ipairs(order) do held = held or world_c[k]:tip_parent() ~= nil end
+                if round % 2 == 1 and not held then
+                    targets = {}
+                    for _, k in ipairs(order) do
+                        local b = pack(world_c[k]:joint(1))
+                        local ux, uy, uz = direction(dim)
+                        local d = world_c[k]:reach() * pick({ 0.5, 0.9, 1.5, 0.01 })
+                        targets[#targets + 1] = b[1] + ux * d
+                        targets[#targets + 1] = b[2] + uy * d
+                        if dim == 3 then targets[#targets + 1] = b[3] + uz * d end
+                    end
+                else
+                    for _, k in ipairs(order) do
+                        if world_c[k]:tip_parent() == nil then
+                            local b = pack(world_c[k]:joint(1))
+                            local ux, uy, uz = direction(dim)
+                            local d = world_c[k]:reach() * pick({ 0.5, 0.9, 1.5 })
+                            world_c[k]:set_target(b[1] + ux * d, b[2] + uy * d, dim == 3 and b[3] + uz * d or nil)
+                            world_p[k]:set_target(b[1] + ux * d, b[2] + uy * d, dim == 3 and b[3] + uz * d or nil)
+                        end
+                    end
+                end
+                local list_c, list_p = {}, {}
+                for j, k in ipairs(order) do list_c[j], list_p[j] = world_c[k], world_p[k] end
+                local what = ("seed %d (%dD, %d chains) round %d"):format(seed, dim, count, round)
+                local ok_c, r_c = pcall(many_call, C, list_c, targets, {}, {}, {})
+                local ok_p, r_p = pcall(many_call, P, list_p, targets, {}, {}, {})
+                pc.check(what, ok_c, r_c, ok_p, r_p, index_c, index_p)
+                pc.check_world(world_c, world_p, index_c, index_p, what)
+                calls = calls + 1
+            end
+            return calls
+        end
+        pc.assert_same_bits(pc.run_seeds(", solve_many", seeds_to(24, 4), run_many))
     end)
 
     it("makes no garbage when solving", function()
@@ -400,5 +625,49 @@ describe("ik.pure against the C module (solves)", function()
         end
         local kb = pc.garbage_kb(loop, 2000)
         assert.is_true(kb < 1, ("%.2f KB for 2,000 rounds"):format(kb))
+    end)
+
+    it("makes no garbage when solving with FABRIK, CCD and relaxation, or many chains at once", function()
+        local rope2 = P.chain2d({ 0.5, 0.5, 0.5, 0.5, 0.5 })
+        local arm2 = P.chain2d({ 1, 1, 0.3 }):configure({ solver = "ccd" })
+        arm2:set_limit(2, -1, 1)
+        arm2:set_limit(3, -0.5, 0.5)
+        arm2:set_target_angle(0.5)
+        local tail2 = P.chain2d({ 0.4, 0.4, 0.4, 0.4 }):configure({ solver = "relax" })
+        tail2:set_weight(3, 0)
+        local arm3 = P.chain3d({ 1, 1, 0.3 })
+        arm3:set_hinge(2, 0, 0, 1, 0, 2)
+        arm3:set_cone(3, 0.5)
+        arm3:set_target_rotation(1, 0.3, 0.2, 0)
+        local tail3 = P.chain3d({ 0.4, 0.4, 0.4, 0.4 }):configure({ solver = "relax", pole = { 0, 0, 1 } })
+        tail3:set_cone(2, 0.6)
+        tail3:set_twist(3, -0.3, 0.3)
+        local slow3 = P.chain3d({ 1, 1, 1 }):configure({ solver = "ccd", greed = 0.3, greed_ramp = false })
+        local free3 = P.chain3d({ 1, 1, 1 }):configure({ mix = 0.5, max_turn = 0.3 })
+        local many = { rope2, arm2, tail2 }
+        local targets, reached, distances, iterations = { 0, 0, 0, 0, 0, 0 }, {}, {}, {}
+        local function loop(count)
+            for i = 1, count do
+                local s, c = math.sin(i * 0.1), math.cos(i * 0.07)
+                rope2:solve(1 + s, c)
+                rope2:solve(1 + s + 1e-3, c)
+                rope2:solve_relax(10, 0)
+                arm2:solve(1 + s, c)
+                arm2:solve_fabrik(s, 1 + c)
+                tail2:solve(s, 1)
+                tail2:solve_ccd(1, s)
+                arm3:solve(1, s, c)
+                arm3:solve_relax(c, 1, s)
+                arm3:solve_ccd(s, c, 1)
+                tail3:solve(s, c, 1)
+                slow3:solve(c, 1, s)
+                free3:solve_fabrik(1, c, s)
+                targets[1], targets[2], targets[3], targets[4], targets[5], targets[6] = s, 1, 1, c, c, s
+                P.solve_many(many, targets, reached, distances, iterations)
+                P.solve_many(many)
+            end
+        end
+        local kb = pc.garbage_kb(loop, 200)
+        assert.is_true(kb < 1, ("%.2f KB for 200 rounds"):format(kb))
     end)
 end)

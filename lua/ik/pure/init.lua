@@ -3,29 +3,24 @@
 -- in the same order, the same messages, the same values returned (counts and indices
 -- integers, coordinates floats); the work is done by the files beside it, which mirror
 -- src/ file for file (math.lua is ik_math.h, chain.lua chain.c, limits.lua limits.c,
--- escape.lua the progress of escape.c, two_bone.lua two_bone.c, aim.lua aim.c, goal.lua
--- goal.c, solve.lua solve.c but the batch), so the results are the C core's, bit for bit
--- where the VM computes in IEEE doubles with the same libm.
+-- escape.lua escape.c, two_bone.lua two_bone.c, aim.lua aim.c, goal.lua goal.c, fabrik.lua
+-- fabrik.c, ccd.lua ccd.c, relax.lua relax.c, sweep.lua sweep.c, joint_space.lua
+-- joint_space.c, solve.lua solve.c; batch.c's lanes are not needed: see solve.lua), so the
+-- results are the C core's, bit for bit where the VM computes in IEEE doubles with the same
+-- libm.
 --
 -- Ported: ik.chain2d, ik.chain3d, ik.chain2d_points, ik.chain3d_points, the stateless
 -- solves (two_bone, two_bone_joint, two_bone_middle, two_bone_joint3, two_bone_middle3,
--- soft_distance), _VERSION, backend ("lua"); the chain methods count, dim, reach, joint,
--- effector, positions, set_points, length, set_length, weight, set_weight, base, set_base,
--- angle, set_angle, world_angle, angles, set_angles, rotation, set_rotation,
--- world_rotation, rotations, set_rotations, set_limit, limit, set_hinge, set_cone,
--- set_twist, clear_limit, stretch_factor, configure, settings, set_target, target,
--- goal_error, clear_target, set_target_angle, target_angle, set_target_rotation,
+-- soft_distance), ik.solve_many, _VERSION, backend ("lua"); the chain methods count, dim,
+-- reach, joint, effector, positions, set_points, length, set_length, weight, set_weight,
+-- base, set_base, angle, set_angle, world_angle, angles, set_angles, rotation,
+-- set_rotation, world_rotation, rotations, set_rotations, set_limit, limit, set_hinge,
+-- set_cone, set_twist, clear_limit, stretch_factor, configure, settings, set_target,
+-- target, goal_error, clear_target, set_target_angle, target_angle, set_target_rotation,
 -- target_rotation, attach, detach, parent, attach_tip, detach_tip, tip_parent, clone,
--- solve_two_bone, solve_aim, solve (with the solver two_bone or aim), __len, __tostring.
--- Not yet (absent, not stubs): solve_many, rig, gait; the methods solve_fabrik,
--- solve_ccd, solve_relax, drag, simulate, set_rest. chain:solve on a chain whose solver is
--- fabrik, ccd or relax raises "ik.pure: the fabrik solver is not ported yet" (after the
--- checks the C module makes, so a bad call gets its message) and changes nothing. Of the
--- files beside this one: escape.lua lacks the escape (ik_escape_kick, ik_escape_finish),
--- solve.lua ik_solve_many and its batch. solve.lua's restore_twist and other tries (with
--- limits.lua's limit samples), and limits.lua's limit_backward, are ported but not run
--- yet (only FABRIK, CCD and relaxation lead there), so no spec compares them with the C
--- yet.
+-- solve (every solver), solve_fabrik, solve_ccd, solve_relax, solve_two_bone, solve_aim,
+-- __len, __tostring. Not yet (absent, not stubs): rig, gait; the methods drag, simulate,
+-- set_rest.
 --
 -- A chain is a handle: a table whose metatable is private (getmetatable gives "ik.chain",
 -- as for the C module's userdata) and which holds the core's chain (chain.lua) under a
@@ -122,13 +117,6 @@ local function arg_error(arg, message)
     end
     if name == nil then name = global_name(info.func) or "?" end
     error(format("bad argument #%d to '%s' (%s)", arg, name, message), level + 1)
-end
-
--- An error that is not an argument's: raised, as arg_error raises, at the position of the
--- Lua code that called the function of the API.
-local function api_error(message)
-    local level = api_frame()
-    error(message, level and level + 1 or 2)
 end
 
 -- The chain of the handle v, or nil when v is not one.
@@ -1082,9 +1070,6 @@ local function solve_with(solver_solve, ...)
         if c.tip_parent then arg_error(1, status_string(chain.ERR_HELD)) end
         st = solver_solve(c, x, y, z, result)
     end
-    if st == solve.NOT_PORTED then
-        api_error(format("ik.pure: the %s solver is not ported yet", solve.solver_name(c.settings.solver)))
-    end
     -- Targets are checked above: what is left is the chain's (ERR_NOT_TWO_BONE).
     check_status(st, 1)
     return result.reached, result.distance, result.iterations
@@ -1100,8 +1085,111 @@ local function solve_method(solver_solve)
 end
 
 methods.solve = solve_method(solve.chain_solve)
+methods.solve_fabrik = solve_method(solve.chain_solve_fabrik)
+methods.solve_ccd = solve_method(solve.chain_solve_ccd)
+methods.solve_relax = solve_method(solve.chain_solve_relax)
 methods.solve_two_bone = solve_method(solve.chain_solve_two_bone)
 methods.solve_aim = solve_method(solve.chain_solve_aim)
+
+-- ik.solve_many(chains, targets [, reached [, distances [, iterations]]]): targets nil
+-- solves each towards its kept goal; the optional tables receive each chain's result.
+-- Everything is checked in a first pass, so a rejected call solves nothing; the chains are
+-- then solved in blocks of SOLVE_BLOCK, as the C module does (its results are written
+-- block by block), through arrays made once here (nothing is allocated).
+local SOLVE_BLOCK, MAX_DIM = 64, 3
+local INT_MAX = 2147483647
+local many_chains, many_targets, many_results = {}, {}, {}
+for k = 0, SOLVE_BLOCK - 1 do
+    many_results[k] = { reached = false, distance = 0.0, angle_error = 0.0, iterations = 0 }
+end
+
+-- Chain k (1-based) of the array t at argument 1, checked: an ik chain, of chain 1's
+-- dimension (dim, which chain 1 sets); the chain and dim.
+local function solve_many_chain(t, k, dim)
+    local c = to_chain(rawget(t, k))
+    if c == nil then arg_error(1, format("chain %d is not an ik chain", k)) end
+    if k == 1 then dim = c.dim end
+    if c.dim ~= dim then arg_error(1, format("chain %d is %dD, chain 1 is %dD", k, c.dim, dim)) end
+    return c, dim
+end
+
+-- What the core would refuse of chain k: a two-bone solver on the wrong bone count, no kept
+-- goal when there are no targets.
+local function solve_many_core_checks(c, k, has_targets)
+    if c.settings.solver == chain.SOLVER_TWO_BONE and c.n ~= (c.has_orientation and 3 or 2) then
+        arg_error(1, format("chain %d: %s", k, status_string(chain.ERR_NOT_TWO_BONE)))
+    end
+    if has_targets and c.tip_parent then arg_error(2, format("chain %d: %s", k, status_string(chain.ERR_HELD))) end
+    if not has_targets and not c.has_target then
+        arg_error(2, format("chain %d keeps no target (give targets)", k))
+    end
+end
+
+function ik.solve_many(...)
+    local top = 5 -- lua_settop(L, 5): what comes after is not looked at
+    local t, targets = ...
+    local out3, out4, out5 = select(3, ...)
+    local dim, reached_count = 2, 0
+    check_input_table(t, 1, top)
+    local has_targets = targets ~= nil
+    if has_targets then check_input_table(targets, 2, top) end
+    if out3 ~= nil and typeof(out3) ~= "table" then type_error(3, "table or nil", out3, top) end
+    if out4 ~= nil and typeof(out4) ~= "table" then type_error(4, "table or nil", out4, top) end
+    if out5 ~= nil and typeof(out5) ~= "table" then type_error(5, "table or nil", out5, top) end
+    local count = rawlen(t)
+    if count > floor(INT_MAX / MAX_DIM) then arg_error(1, "too many chains") end
+
+    -- The first pass: every chain, every target, then what the core would refuse.
+    for k = 1, count do
+        local c
+        c, dim = solve_many_chain(t, k, dim)
+        if k <= SOLVE_BLOCK then many_chains[k - 1] = c end
+    end
+    if has_targets then
+        for k = 1, count * dim do
+            local v = check_element(targets, 2, k, "target")
+            if abs(v) > MAX_COORD then arg_error(2, format("target %d: %s", k, status_string(chain.ERR_RANGE))) end
+            if k <= SOLVE_BLOCK * dim then many_targets[k - 1] = v end
+        end
+    end
+    for k = 1, count do
+        local c = many_chains[k - 1]
+        if k > SOLVE_BLOCK then c, dim = solve_many_chain(t, k, dim) end
+        solve_many_core_checks(c, k, has_targets)
+    end
+
+    for block = 0, count - 1, SOLVE_BLOCK do
+        local size = count - block < SOLVE_BLOCK and count - block or SOLVE_BLOCK
+        if block > 0 then -- read again: checked in the first pass
+            for k = 0, size - 1 do many_chains[k], dim = solve_many_chain(t, block + k + 1, dim) end
+            if has_targets then
+                for k = 0, size * dim - 1 do
+                    many_targets[k] = check_element(targets, 2, block * dim + k + 1, "target")
+                end
+            end
+        end
+        local status, reached, failed = solve.solve_many(many_chains, size, has_targets and many_targets or nil,
+            many_results)
+        if status ~= OK then -- unreachable after the first pass
+            arg_error(1, format("chain %d: %s", block + failed + 1, status_string(status)))
+        end
+        reached_count = reached_count + reached
+        for k = 0, size - 1 do
+            local r = many_results[k]
+            if out3 ~= nil then rawset(out3, block + k + 1, r.reached) end
+        end
+        for k = 0, size - 1 do
+            local r = many_results[k]
+            if out4 ~= nil then rawset(out4, block + k + 1, r.distance) end
+        end
+        for k = 0, size - 1 do
+            local r = many_results[k]
+            if out5 ~= nil then rawset(out5, block + k + 1, r.iterations) end
+        end
+    end
+    for k = 0, SOLVE_BLOCK - 1 do many_chains[k] = nil end -- no chain kept alive here
+    return reached_count
+end
 
 -- ---- methods: attachment ----
 

@@ -13,10 +13,10 @@
 -- angle_error, iterations) are tables with the C's fields, filled in place: the few a solve
 -- needs are made once, here or by the caller, so a solve makes no garbage.
 --
--- Ported: all of solve.c but the batch (ik_solve_many, batchable, depends, flush), and
--- the rows of the solvers ported so far: two_bone and aim. The fabrik, ccd and relax rows
--- have no run function yet: a solve with one of them returns NOT_PORTED (the binding's
--- error), before anything changes.
+-- Ported: all of solve.c, with the rows of every solver (fabrik.lua, ccd.lua, relax.lua,
+-- two_bone.lua, aim.lua). ik_solve_many solves chain by chain: its batch (batch.c) ends every
+-- chain bit for bit as the chain's own solve leaves it, and a chain waits for the chains it
+-- depends on, so the order of the array is the order of the solves (see solve_many).
 
 local m = require("ik.pure.math")
 local chain = require("ik.pure.chain")
@@ -24,6 +24,9 @@ local limits = require("ik.pure.limits")
 local goal = require("ik.pure.goal")
 local two_bone = require("ik.pure.two_bone")
 local aim = require("ik.pure.aim")
+local fabrik = require("ik.pure.fabrik")
+local ccd = require("ik.pure.ccd")
+local relax = require("ik.pure.relax")
 
 local exp, sqrt = math.exp, math.sqrt
 local v3_add, v3_sub, v3_scale, v3_dot, v3_len, v3_normalize_or = m.v3_add, m.v3_sub, m.v3_scale, m.v3_dot, m.v3_len, m.v3_normalize_or
@@ -38,9 +41,6 @@ local DBL_MAX = 1.7976931348623157e308
 local NAN = 0 / 0
 
 local M = {}
-
--- A solve with a solver not ported yet: not a status of the C core, the binding's error.
-M.NOT_PORTED = -1
 
 -- ---- the way in ----
 
@@ -67,6 +67,19 @@ M.soft_distance = soft_distance
 -- when known (else NaN) and an aim's angle left; the flags as in the C; lean (c, aim x, y,
 -- z, out), the whole solve in one pass for a plain 3D chain of lean_bones bones.
 
+local function run_fabrik(c, ax, ay, az, m_, distance, aim_error)
+    local iterations, left = fabrik.fabrik(c, ax, ay, az, m_, distance)
+    return iterations, left, aim_error
+end
+
+local function run_ccd(c, ax, ay, az, m_, distance, aim_error)
+    return ccd.ccd(c, ax, ay, az, m_), distance, aim_error
+end
+
+local function run_relax(c, ax, ay, az, m_, distance, aim_error)
+    return relax.relax(c, ax, ay, az, m_), distance, aim_error
+end
+
 local function run_two_bone(c, ax, ay, az, m_, distance, aim_error)
     return two_bone.two_bone_chain(c, ax, ay, az), distance, aim_error
 end
@@ -76,21 +89,21 @@ local function run_aim(c, ax, ay, az, m_, distance, aim_error)
     return iterations, distance, error
 end
 
-local function desc(name, run, on_points, keeps_twist, aims, closed_form, measures, batches, bones, lean, lean_bones)
-    return { name = name, run = run, on_points = on_points, keeps_twist = keeps_twist, aims = aims,
+local function desc(run, on_points, keeps_twist, aims, closed_form, measures, batches, bones, lean, lean_bones)
+    return { run = run, on_points = on_points, keeps_twist = keeps_twist, aims = aims,
         closed_form = closed_form, measures = measures, batches = batches, bones = bones, lean = lean,
         lean_bones = lean_bones }
 end
 
--- By solver: name, run, on_points, keeps_twist, aims, closed_form, measures, batches, bones,
--- lean, lean_bones. run nil: not ported yet.
+-- By solver: run, on_points, keeps_twist, aims, closed_form, measures, batches, bones,
+-- lean, lean_bones.
 local SOLVERS = {
-    [chain.SOLVER_FABRIK] = desc("fabrik", nil, true, true, false, false, true, true, 0, nil, 0),
-    [chain.SOLVER_CCD] = desc("ccd", nil, false, false, false, false, false, false, 0, nil, 0),
-    [chain.SOLVER_RELAX] = desc("relax", nil, true, true, false, false, false, false, 0, nil, 0),
-    [chain.SOLVER_TWO_BONE] = desc("two_bone", run_two_bone, false, true, false, true, false, false, 2,
+    [chain.SOLVER_FABRIK] = desc(run_fabrik, true, true, false, false, true, true, 0, nil, 0),
+    [chain.SOLVER_CCD] = desc(run_ccd, false, false, false, false, false, false, 0, nil, 0),
+    [chain.SOLVER_RELAX] = desc(run_relax, true, true, false, false, false, false, 0, nil, 0),
+    [chain.SOLVER_TWO_BONE] = desc(run_two_bone, false, true, false, true, false, false, 2,
         two_bone.two_bone_lean3, 2),
-    [chain.SOLVER_AIM] = desc("aim", run_aim, false, false, true, false, false, false, 0, aim.aim_lean3, 1),
+    [chain.SOLVER_AIM] = desc(run_aim, false, false, true, false, false, false, 0, aim.aim_lean3, 1),
 }
 
 -- One solve in progress (struct solve); aim is aim_x, aim_y, aim_z.
@@ -463,7 +476,6 @@ local the_solve = new_solve()
 local function solve_with(c, solver, x, y, z, out)
     local st = check_solve(c, solver, x, y, z)
     if st ~= OK then return st end
-    if SOLVERS[solver].run == nil then return M.NOT_PORTED end
     if x ~= nil then chain.chain_keep_target(c, x, y, z) else chain.chain_read_hold(c) end -- checked above
     chain.chain_follow(c)
     local d = SOLVERS[solver]
@@ -487,10 +499,43 @@ function M.chain_solve_relax(c, x, y, z, out) return solve_with(c, chain.SOLVER_
 function M.chain_solve_two_bone(c, x, y, z, out) return solve_with(c, chain.SOLVER_TWO_BONE, x, y, z, out) end
 function M.chain_solve_aim(c, x, y, z, out) return solve_with(c, chain.SOLVER_AIM, x, y, z, out) end
 
--- The name of solver (for the binding's error on one not ported).
-function M.solver_name(solver) return SOLVERS[solver].name end
-
 -- ---- many chains ----
--- Not yet: ik_solve_many and its batch (batchable, depends, flush), which need FABRIK.
+
+-- The C's ik_solve_many: count chains (chains[0..count-1]) of one dimension, each towards
+-- its target (targets: dim numbers a chain, 0-based; nil: the kept goals), results[k] filled.
+-- Everything is checked first (a rejected call solves nothing): the status, the chains
+-- reached and the failed chain's index. The C gathers the FABRIK chains without limits in
+-- a batch and solves them side by side; each ends bit for bit as its own solve leaves it
+-- (src/chain.h, ik_fabrik_batch), and a chain waits for its parents and the chain holding
+-- its tip in the batch (depends), so solving chain after chain in the array's order gives
+-- the same results and the same states.
+function M.solve_many(chains, count, targets, results)
+    local dim = count > 0 and chains[0].dim or 2
+    for k = 0, count - 1 do
+        local c = chains[k]
+        local st
+        if c.dim ~= dim then
+            st = chain.ERR_DIMENSION
+        elseif targets then
+            local j = k * dim
+            st = check_solve(c, c.settings.solver, targets[j], targets[j + 1], dim == 3 and targets[j + 2] or 0.0)
+        else
+            st = check_solve(c, c.settings.solver)
+        end
+        if st ~= OK then return st, 0, k end
+    end
+    local reached = 0
+    for k = 0, count - 1 do
+        local c, r = chains[k], results[k]
+        if targets then
+            local j = k * dim
+            solve_with(c, c.settings.solver, targets[j], targets[j + 1], dim == 3 and targets[j + 2] or 0.0, r)
+        else
+            solve_with(c, c.settings.solver, nil, nil, nil, r)
+        end
+        if r.reached then reached = reached + 1 end
+    end
+    return OK, reached
+end
 
 return M

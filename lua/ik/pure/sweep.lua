@@ -1,0 +1,130 @@
+-- ik.pure.sweep: src/sweep.c in plain Lua, in the same order and with the same arithmetic
+-- (chain.lua's conventions): one CCD sweep, the CCD solver's iteration and the escape's
+-- last resort. The turns of the joints before one are composed into one rigid map
+-- (x -> R x + b) that carries the joints after them; see src/sweep.c for the method, its
+-- source and the degenerate cases. The whole file is ported.
+
+local m = require("ik.pure.math")
+local chain = require("ik.pure.chain")
+local limits = require("ik.pure.limits")
+
+local cos, sin = math.cos, math.sin
+local v2_add, v2_sub, v2_rotate, v2_renorm, v2_tame = m.v2_add, m.v2_sub, m.v2_rotate, m.v2_renorm, m.v2_tame
+local v2_cross, v2_dot, v2_angle_between, wrap_angle = m.v2_cross, m.v2_dot, m.v2_angle_between, m.wrap_angle
+local v3_add, v3_sub, v3_scale, v3_dot, v3_cross = m.v3_add, m.v3_sub, m.v3_scale, m.v3_dot, m.v3_cross
+local v3_normalize_or, v3_any_perpendicular = m.v3_normalize_or, m.v3_any_perpendicular
+local q_mul, q_normalize, q_rotate, q_from_to, q_fraction = m.q_mul, m.q_normalize, m.q_rotate, m.q_from_to, m.q_fraction
+local turn_angle, chain_set_turn_angle, chain_bend_side = chain.turn_angle, chain.chain_set_turn_angle, chain.chain_bend_side
+local chain_mark_stale, chain_fk = chain.chain_mark_stale, chain.chain_fk
+local limit_angle, limit_rotation = limits.limit_angle, limits.limit_rotation
+
+local PI = m.PI
+local ANGLE_UNKNOWN = chain.ANGLE_UNKNOWN
+
+local M = {}
+
+local function sweep2d(c, gx, gy, m_, g, first)
+    local rx, ry, bx, by = 1.0, 0.0, 0.0, 0.0 -- R as (cos, sin), and b
+    local p, turn = c.joint, c.turn
+    local tx, ty = p[2 * m_], p[2 * m_ + 1]
+    for j = first, m_ - 1 do
+        local px, py = v2_rotate(p[2 * j], p[2 * j + 1], rx, ry)
+        px, py = v2_add(px, py, bx, by)
+        local ax, ay = v2_sub(tx, ty, px, py) -- to the tip
+        local ux, uy = v2_sub(gx, gy, px, py) -- to the target
+        local delta = g * v2_angle_between(ax, ay, ux, uy)
+        local sx, sy = v2_tame(ax, ay)
+        local vx, vy = v2_tame(ux, uy)
+        if v2_cross(sx, sy, vx, vy) == 0 and v2_dot(sx, sy, vx, vy) < 0 then
+            delta = g * PI * (j == first and -c.settings.bend or c.settings.bend) -- see the C's top
+        end
+        local limit = c.limit[j]
+        local held = 0.0
+        if delta ~= 0 and limit.flags ~= 0 then
+            -- Within the limits: the held angle is exact, and delta the turn it makes.
+            local angle = turn_angle(c, j)
+            held = limit_angle(limit, wrap_angle(angle + delta))
+            delta = wrap_angle(held - angle)
+        end
+        if delta ~= 0 then
+            local cx, cy = cos(delta), sin(delta)
+            if limit.flags ~= 0 then
+                chain_set_turn_angle(c, j, held)
+            else
+                -- Turn by complex multiplication, kept unit to first order (no sqrt).
+                turn[2 * j], turn[2 * j + 1] = v2_renorm(v2_rotate(turn[2 * j], turn[2 * j + 1], cx, cy))
+                c.angle[j] = ANGLE_UNKNOWN
+            end
+            -- Compose the turn about pj after the map: x -> r (R x + b - pj) + pj.
+            rx, ry = v2_rotate(rx, ry, cx, cy)
+            bx, by = v2_rotate(bx - px, by - py, cx, cy)
+            bx, by = v2_add(bx, by, px, py)
+            tx, ty = v2_rotate(ax, ay, cx, cy)
+            tx, ty = v2_add(tx, ty, px, py)
+        end
+    end
+end
+
+local function sweep3d(c, gx, gy, gz, m_, g, first)
+    local rw, rx, ry, rz = 1.0, 0.0, 0.0, 0.0
+    local bx, by, bz = 0.0, 0.0, 0.0
+    local p, rot, wrot = c.joint, c.rot, c.wrot
+    local tx, ty, tz = p[3 * m_], p[3 * m_ + 1], p[3 * m_ + 2]
+    for j = first, m_ - 1 do
+        local qx, qy, qz = q_rotate(rw, rx, ry, rz, p[3 * j], p[3 * j + 1], p[3 * j + 2])
+        local px, py, pz = v3_add(qx, qy, qz, bx, by, bz)
+        local ax, ay, az = v3_sub(tx, ty, tz, px, py, pz) -- to the tip
+        local ux, uy, uz = v3_normalize_or(ax, ay, az, 0.0, 0.0, 0.0)
+        local vx, vy, vz = v3_sub(gx, gy, gz, px, py, pz)
+        vx, vy, vz = v3_normalize_or(vx, vy, vz, 0.0, 0.0, 0.0)
+        if not (v3_dot(ux, uy, uz, ux, uy, uz) == 0 or v3_dot(vx, vy, vz, vx, vy, vz) == 0) then
+            local tw, tx_, ty_, tz_ = q_from_to(ux, uy, uz, vx, vy, vz)
+            if tw == 0 and v3_dot(ux, uy, uz, vx, vy, vz) < 0 then
+                -- exactly opposite: a half turn that swings the tip away from the bend side
+                local sx, sy, sz = chain_bend_side(c, v3_scale(ux, uy, uz, -1))
+                local cx, cy, cz = v3_cross(ux, uy, uz, v3_scale(sx, sy, sz, j == first and 1 or -1))
+                local fx, fy, fz = v3_any_perpendicular(ux, uy, uz)
+                tw = 0.0
+                tx_, ty_, tz_ = v3_normalize_or(cx, cy, cz, fx, fy, fz)
+            end
+            tw, tx_, ty_, tz_ = q_fraction(tw, tx_, ty_, tz_, g)
+            -- The world turn r of bone j as a change of its local rotation: with the parent's
+            -- current world rotation P, local' = P^-1 r P local. Within limits, the turn made
+            -- is r' = (P local') (P local)^-1.
+            local pw, px_, py_, pz_
+            if j == 0 then
+                pw, px_, py_, pz_ = c.base_rot_w, c.base_rot_x, c.base_rot_y, c.base_rot_z
+            else
+                pw, px_, py_, pz_ =
+                    q_mul(rw, rx, ry, rz, wrot[4 * j - 4], wrot[4 * j - 3], wrot[4 * j - 2], wrot[4 * j - 1])
+            end
+            local k = 4 * j
+            local lw, lx, ly, lz = q_mul(pw, -px_, -py_, -pz_, tw, tx_, ty_, tz_)
+            lw, lx, ly, lz = q_mul(lw, lx, ly, lz, pw, px_, py_, pz_)
+            lw, lx, ly, lz = q_normalize(q_mul(lw, lx, ly, lz, rot[k], rot[k + 1], rot[k + 2], rot[k + 3]))
+            local limit = c.limit[j]
+            if limit.flags ~= 0 then
+                lw, lx, ly, lz = limit_rotation(limit, lw, lx, ly, lz)
+                local ow, ox, oy, oz = q_mul(pw, px_, py_, pz_, rot[k], rot[k + 1], rot[k + 2], rot[k + 3])
+                local nw, nx, ny, nz = q_mul(pw, px_, py_, pz_, lw, lx, ly, lz)
+                tw, tx_, ty_, tz_ = q_normalize(q_mul(nw, nx, ny, nz, ow, -ox, -oy, -oz))
+            end
+            rot[k], rot[k + 1], rot[k + 2], rot[k + 3] = lw, lx, ly, lz
+            rw, rx, ry, rz = q_normalize(q_mul(tw, tx_, ty_, tz_, rw, rx, ry, rz))
+            local sx, sy, sz = q_rotate(tw, tx_, ty_, tz_, bx - px, by - py, bz - pz)
+            bx, by, bz = v3_add(sx, sy, sz, px, py, pz)
+            local nx, ny, nz = q_rotate(tw, tx_, ty_, tz_, ax, ay, az)
+            tx, ty, tz = v3_add(nx, ny, nz, px, py, pz)
+        end
+    end
+end
+
+-- One CCD iteration over joints first..m-1 towards the target (the tip is joint m); the
+-- world data is current afterwards. The chain must not be pose_behind.
+function M.ccd_sweep(c, tx, ty, tz, m_, greed, first)
+    if c.dim == 2 then sweep2d(c, tx, ty, m_, greed, first) else sweep3d(c, tx, ty, tz, m_, greed, first) end
+    chain_mark_stale(c, first)
+    chain_fk(c)
+end
+
+return M
