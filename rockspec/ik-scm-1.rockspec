@@ -49,6 +49,11 @@ build = {
         ["ik.pure.ccd"] = "lua/ik/pure/ccd.lua",
         ["ik.pure.relax"] = "lua/ik/pure/relax.lua",
         ["ik.pure.solve"] = "lua/ik/pure/solve.lua",
+        ["ik.pure.rig_tree"] = "lua/ik/pure/rig_tree.lua",
+        ["ik.pure.rig_fabrik"] = "lua/ik/pure/rig_fabrik.lua",
+        ["ik.pure.rig_relax"] = "lua/ik/pure/rig_relax.lua",
+        ["ik.pure.rig_joint"] = "lua/ik/pure/rig_joint.lua",
+        ["ik.pure.rig"] = "lua/ik/pure/rig.lua",
         ["ik.core"] = {
             sources = {
                 -- the Makefile's CORE_SRC and BIND_SRC (make test checks they agree)

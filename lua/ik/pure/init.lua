@@ -5,9 +5,9 @@
 -- src/ file for file (math.lua is ik_math.h, chain.lua chain.c, limits.lua limits.c,
 -- escape.lua escape.c, two_bone.lua two_bone.c, aim.lua aim.c, goal.lua goal.c, fabrik.lua
 -- fabrik.c, ccd.lua ccd.c, relax.lua relax.c, sweep.lua sweep.c, joint_space.lua
--- joint_space.c, solve.lua solve.c; batch.c's lanes are not needed: see solve.lua), so the
--- results are the C core's, bit for bit where the VM computes in IEEE doubles with the same
--- libm.
+-- joint_space.c, solve.lua solve.c; batch.c's lanes are not needed: see solve.lua; rig.lua
+-- rig.c, with rig_tree.lua, rig_fabrik.lua, rig_relax.lua, rig_joint.lua), so the results
+-- are the C core's, bit for bit where the VM computes in IEEE doubles with the same libm.
 --
 -- Ported: ik.chain2d, ik.chain3d, ik.chain2d_points, ik.chain3d_points, the stateless
 -- solves (two_bone, two_bone_joint, two_bone_middle, two_bone_joint3, two_bone_middle3,
@@ -19,8 +19,9 @@
 -- target, goal_error, clear_target, set_target_angle, target_angle, set_target_rotation,
 -- target_rotation, attach, detach, parent, attach_tip, detach_tip, tip_parent, clone,
 -- solve (every solver), solve_fabrik, solve_ccd, solve_relax, solve_two_bone, solve_aim,
--- __len, __tostring. Not yet (absent, not stubs): rig, gait; the methods drag, simulate,
--- set_rest.
+-- __len, __tostring; ik.rig and the rig methods count, chain_count, chain, configure,
+-- settings, solve, __len, __tostring. Not yet (absent, not stubs): gait; the methods drag,
+-- simulate, set_rest.
 --
 -- A chain is a handle: a table whose metatable is private (getmetatable gives "ik.chain",
 -- as for the C module's userdata) and which holds the core's chain (chain.lua) under a
@@ -40,6 +41,7 @@ local limits = require("ik.pure.limits")
 local goal = require("ik.pure.goal")
 local two_bone = require("ik.pure.two_bone")
 local solve = require("ik.pure.solve")
+local rig = require("ik.pure.rig")
 
 local type, select, rawget, rawset, rawequal, next = type, select, rawget, rawset, rawequal, next
 local error, setmetatable, format = error, setmetatable, string.format
@@ -127,8 +129,9 @@ end
 
 -- A value's type as the C module sees it: a chain is userdata, as the C module's chains
 -- are (so a chain where a table is expected is refused, and named, alike).
+local to_rig
 local function typeof(v)
-    if to_chain(v) then return "userdata" end
+    if to_chain(v) or to_rig(v) then return "userdata" end
     return type(v)
 end
 
@@ -1278,6 +1281,119 @@ function methods.tip_parent(...)
     return push_link(chain.chain_tip_parent(check_chain((...), 1, select("#", ...))))
 end
 
+-- ---- rigs ----
+
+local RIG_MT = {}      -- the rigs' metatable
+local rig_methods = {} -- its __index
+local RIG = {}         -- the key under which a handle holds its rig
+local KEPT = {}        -- and the handles of its chains (the C's kept table)
+
+-- The rig of the handle v, or nil when v is not one.
+function to_rig(v)
+    if type(v) ~= "table" then return nil end
+    return rawget(v, RIG)
+end
+
+local function check_rig(v, arg, top)
+    local r = to_rig(v)
+    if r == nil then type_error(arg, "ik rig", v, top) end
+    return r
+end
+
+-- ik.rig(chains): a rig over the chains of the array (see rig.lua's rig_init). The rig keeps
+-- the array's chains (in a table of its own) alive. The handle's array part holds count
+-- values, as a chain's holds n (#rig where __len is not consulted for tables).
+function ik.rig(...)
+    local t = ...
+    local top = 1 -- the C's lua_settop(L, 1)
+    check_input_table(t, 1, top)
+    local count = rawlen(t)
+    if count < 1 then arg_error(1, "at least one chain expected") end
+    if count > MAX_BONES then arg_error(1, "too many chains") end
+    local chains, kept = {}, {}
+    for k = 1, count do
+        local v = rawget(t, k)
+        chains[k - 1] = to_chain(v)
+        if chains[k - 1] == nil then arg_error(1, format("chain %d is not an ik chain", k)) end
+        kept[k] = v
+    end
+    local st, r, culprit = rig.rig_init(chains, count)
+    if st ~= OK then
+        if culprit >= 0 then arg_error(1, format("chain %d: %s", culprit + 1, status_string(st))) end
+        arg_error(1, status_string(st))
+    end
+    local h = { [RIG] = r, [KEPT] = kept }
+    for k = 1, count do h[k] = true end
+    return setmetatable(h, RIG_MT)
+end
+
+function rig_methods.count(...)
+    return rig.rig_chain_count(check_rig((...), 1, select("#", ...)))
+end
+rig_methods.chain_count = rig_methods.count
+
+local function rig_tostring(...)
+    local count = rig.rig_chain_count(check_rig((...), 1, select("#", ...)))
+    return format("ik.rig(%d chain%s)", count, count == 1 and "" or "s")
+end
+
+function rig_methods.chain(...)
+    local top = select("#", ...)
+    local h, k = ...
+    local r = check_rig(h, 1, top)
+    k = check_index(k, 2, top, rig.rig_chain_count(r))
+    return rawget(h, KEPT)[k + 1]
+end
+
+local rig_scratch = rig.rig_default_settings() -- configure parses into it
+
+function rig_methods.configure(...)
+    local top = select("#", ...)
+    local h, t = ...
+    local r = check_rig(h, 1, top)
+    local from, s = rig.rig_settings_of(r), rig_scratch
+    s.solver, s.iterations = from.solver, from.iterations
+    s.tolerance, s.angle_tolerance = from.tolerance, from.angle_tolerance
+    top = top < 2 and 2 or top -- the C's lua_settop(L, 2)
+    check_input_table(t, 2, top)
+    for key, v in next, t do
+        if type(key) ~= "string" then arg_error(2, format("keys must be strings, got %s", typeof(key))) end
+        if key == "iterations" then
+            s.iterations = setting_whole(key, v)
+        elseif key == "tolerance" or key == "angle_tolerance" then
+            s[key] = setting_number(key, v)
+        elseif key == "solver" then
+            s.solver = setting_solver(v)
+            if s.solver ~= chain.SOLVER_FABRIK and s.solver ~= chain.SOLVER_RELAX then
+                arg_error(2, status_string(chain.ERR_RIG_SOLVER))
+            end
+        else
+            arg_error(2, format("unknown key '%s'", c_string(key)))
+        end
+    end
+    check_status(rig.rig_configure(r, s), 2)
+    return h
+end
+
+function rig_methods.settings(...)
+    local top = select("#", ...)
+    local h, out = ...
+    local s = rig.rig_settings_of(check_rig(h, 1, top))
+    out = out_table(out, 2, top)
+    out.solver = chain.solver_name(s.solver)
+    out.iterations = s.iterations
+    out.tolerance = s.tolerance
+    out.angle_tolerance = s.angle_tolerance
+    return out
+end
+
+function rig_methods.solve(...)
+    local r = check_rig((...), 1, select("#", ...))
+    check_no_more(2, "no value expected (the goals are kept on the chains: set_target)", ...)
+    check_status(rig.rig_solve(r, result), 1)
+    return result.reached, result.distance, result.iterations
+end
+
 -- ---- registration ----
 
 MT.__index = methods
@@ -1286,14 +1402,21 @@ MT.__tostring = chain_tostring
 MT.__metatable = "ik.chain"
 MT.__name = "ik.chain"
 
+RIG_MT.__index = rig_methods
+RIG_MT.__len = rig_methods.count
+RIG_MT.__tostring = rig_tostring
+RIG_MT.__metatable = "ik.rig"
+RIG_MT.__name = "ik.rig"
+
 ik._VERSION = "ik " .. chain.VERSION
 ik.backend = "lua"
 
-for _, t in ipairs({ methods, ik }) do
+for _, t in ipairs({ methods, rig_methods, ik }) do
     for _, f in pairs(t) do
         if type(f) == "function" then api[f] = true end
     end
 end
 api[chain_tostring] = true
+api[rig_tostring] = true
 
 return ik
