@@ -72,9 +72,20 @@ local M = {}
 local floor, abs, sqrt, max, min, huge, pi = math.floor, math.abs, math.sqrt, math.max, math.min, math.huge, math.pi
 local cos, sin, fmod = math.cos, math.sin, math.fmod
 local atan2 = math.atan2 or math.atan -- Lua 5.4: math.atan(y, x)
-local fmt, select, type, tostring, pcall, rawequal, rawget = string.format, select, type, tostring, pcall,
+local fmt, select, rawtype, tostring, pcall, rawequal, rawget = string.format, select, type, tostring, pcall,
     rawequal, rawget
 local getmt = debug.getmetatable
+
+-- The metatables of the backend's objects (chains, rigs, gaits), filled by M.run. The C
+-- module's objects are userdata; ik.pure's are tables whose metatable is private. The
+-- fuzzer takes both as opaque objects, "userdata" (as the binding's messages name them):
+-- their fields are the backend's, not the API's (and a pure chain's hold cycles).
+local handle_mts = {}
+local function type(v)
+    local t = rawtype(v)
+    if t == "table" and handle_mts[getmt(v)] then return "userdata" end
+    return t
+end
 local unpack = table.unpack or unpack
 -- The binding reads lengths raw; LuaJIT's # on a table is raw already (5.1 has no rawlen).
 local rawlen = rawlen or function(t) return #t end
@@ -2169,6 +2180,9 @@ function M.run(opts)
         H.tip_distance, H.orientation_error, H.SOLVE_KEEPS, H.LOCAL, H.POSE_KEEPS, H.op_key,
         H.has_index, H.pcall, H.caller, H.parse_error, H.atan2, H.sin, H.cos, H.check_stateless
     local ik = assert(opts.ik, "opts.ik: the module")
+    handle_mts[getmt(ik.chain2d({ 1 }))] = true
+    handle_mts[getmt(ik.rig({ ik.chain2d({ 1 }) }))] = true
+    handle_mts[getmt(ik.gait({ ik.chain2d({ 1, 1 }) }, { stride = 1 }))] = true
     local seed = opts.seed or 1
     local calls = opts.calls or 10000
     local r = M.rng(seed)

@@ -3,7 +3,10 @@
 #                            (ik/core.so), under LuaJIT (build/luajit/ik/core.so) and under
 #                            Lua 5.1, 5.2 and 5.3 (build/lua5.X/ik/core.so), and under Lua
 #                            5.5 (build/lua5.5/ik/core.so) unless IK_LUA55_SKIP, from make
-#                            test, says why not (or no lua5.5 is on PATH), then
+#                            test, says why not (or no lua5.5 is on PATH); the same specs
+#                            again in each VM against ik.pure, the pure-Lua backend
+#                            (IK_BACKEND=lua, spec/backend.lua: one suite, two backends;
+#                            counted as lua5.4-pure ...), then
 #                            the C example build/examples/solve, the C edge-scale test
 #                            build/tests/edge_scale (spec/c/edge_scale_test.c), the threads
 #                            test and the batch test's three builds (one test each), the
@@ -22,7 +25,8 @@
 #                            (build/love/ik/: its core.dll and Lua files, make love-folder),
 #                            run by tools/spec_runner.lua (busted's C modules do not load in
 #                            a Windows LuaJIT), with Debian's luassert and say from
-#                            /usr/share/lua/5.1 (Z:\usr\share\lua\5.1 in wine)
+#                            /usr/share/lua/5.1 (Z:\usr\share\lua\5.1 in wine); then
+#                            again against ik.pure (windows-pure)
 # The make targets build what they need first. The full TAP output is kept in build/test/.
 # The last line is always `N passed, N failed`; the exit status is 0 only when nothing
 # failed and at least one test ran.
@@ -114,13 +118,16 @@ lua55_skip() {
     fi
 }
 
+# lua55_specs_run NAME [BACKEND]: the specs under Lua 5.5, against the C core or (BACKEND
+# lua) ik.pure.
 lua55_specs_run() {
     if lua5.5 -e 'require("busted.runner")' >/dev/null 2>&1; then
-        specs_run lua5.5 build/lua5.5/ik/core.so busted --lua=lua5.5 --cpath='build/lua5.5/?.so'
+        specs_run "$1" build/lua5.5/ik/core.so env IK_BACKEND="${2:-}" busted --lua=lua5.5 \
+            --cpath='build/lua5.5/?.so'
     else
-        specs_run lua5.5 build/lua5.5/ik/core.so lua5.5 tools/spec_runner.lua \
+        specs_run "$1" build/lua5.5/ik/core.so env IK_BACKEND="${2:-}" lua5.5 tools/spec_runner.lua \
             --lpath='lua/?.lua;lua/?/init.lua;./?.lua;/usr/share/lua/5.4/?.lua;/usr/share/lua/5.4/?/init.lua' \
-            --cpath='build/lua5.5/?.so' spec/*_spec.lua
+            --cpath='build/lua5.5/?.so' --helper=spec/backend.lua spec/*_spec.lua
     fi
 }
 
@@ -331,15 +338,24 @@ all)
     # machine has two cores), counted afterwards in a fixed order. The C module path goes
     # before the one in .busted (build/lua5.4/?.so, the Lua 5.4 build), so each VM loads its
     # own build.
+    # Each VM twice: against the C core, then against ik.pure (whose differential specs
+    # still take their C side from that VM's ik.core).
     {
         specs_run lua5.1 build/lua5.1/ik/core.so busted --lua=lua5.1 --cpath='build/lua5.1/?.so'
         specs_run lua5.4 build/lua5.4/ik/core.so busted --lua=lua5.4
         specs_run luajit build/luajit/ik/core.so busted --lua=luajit --cpath='build/luajit/?.so'
+        specs_run lua5.4-pure build/lua5.4/ik/core.so env IK_BACKEND=lua busted --lua=lua5.4
+        specs_run luajit-pure build/luajit/ik/core.so env IK_BACKEND=lua busted --lua=luajit \
+            --cpath='build/luajit/?.so'
     } &
     {
         specs_run lua5.2 build/lua5.2/ik/core.so busted --lua=lua5.2 --cpath='build/lua5.2/?.so'
         specs_run lua5.3 build/lua5.3/ik/core.so busted --lua=lua5.3 --cpath='build/lua5.3/?.so'
-        lua55_skip >/dev/null || lua55_specs_run
+        lua55_skip >/dev/null || { lua55_specs_run lua5.5 && lua55_specs_run lua5.5-pure lua; }
+        for v in 5.1 5.2 5.3; do
+            specs_run "lua$v-pure" "build/lua$v/ik/core.so" env IK_BACKEND=lua busted --lua="lua$v" \
+                --cpath="build/lua$v/?.so"
+        done
     } &
     wait
     specs_count lua5.4 build/lua5.4/ik/core.so
@@ -348,6 +364,12 @@ all)
         specs_count "lua$v" "build/lua$v/ik/core.so"
     done
     lua55_skip || specs_count lua5.5 build/lua5.5/ik/core.so
+    specs_count lua5.4-pure build/lua5.4/ik/core.so
+    specs_count luajit-pure build/luajit/ik/core.so
+    for v in 5.1 5.2 5.3; do
+        specs_count "lua$v-pure" "build/lua$v/ik/core.so"
+    done
+    lua55_skip >/dev/null || specs_count lua5.5-pure build/lua5.5/ik/core.so
     c_example
     c_edge_scale
     c_threads
@@ -403,9 +425,16 @@ windows)
         # The folder for LÖVE (make love-folder), as a game has it: package.path finds its
         # Lua files (the default Windows path has no ?\init.lua), then the specs' helpers,
         # luassert and say; package.cpath its core.dll.
-        specs windows build/love/ik/core.dll windows_run "$wine" "$luajit_exe" tools/spec_runner.lua \
-            --lpath='build/love/?.lua;build/love/?/init.lua;./?.lua;Z:/usr/share/lua/5.1/?.lua;Z:/usr/share/lua/5.1/?/init.lua' \
-            --cpath='build/love/?.dll' spec/*_spec.lua
+        # Twice: against the C core (core.dll), then against ik.pure (IK_BACKEND=lua reaches
+        # the Windows process through wine's environment).
+        for backend in c lua; do
+            name=windows
+            [ "$backend" = c ] || name=windows-pure
+            specs "$name" build/love/ik/core.dll windows_run env IK_BACKEND="$backend" "$wine" \
+                "$luajit_exe" tools/spec_runner.lua \
+                --lpath='build/love/?.lua;build/love/?/init.lua;./?.lua;Z:/usr/share/lua/5.1/?.lua;Z:/usr/share/lua/5.1/?/init.lua' \
+                --cpath='build/love/?.dll' --helper=spec/backend.lua spec/*_spec.lua
+        done
     fi
     # wineserver lingers a few seconds after the last program; wait, so nothing outlives us.
     "$(dirname "$wine")/wineserver" -w 2>/dev/null || true

@@ -4,9 +4,10 @@
 -- does not compile under 5.5, and its luafilesystem is built for 5.4).
 -- Pure Lua; its assertions are Debian's luassert and say, which are pure Lua too.
 --
---   luajit tools/spec_runner.lua [--lpath=P] [--cpath=P] [-o tools/busted_tap.lua] FILE...
+--   luajit tools/spec_runner.lua [--lpath=P] [--cpath=P] [--helper=F] [-o tools/busted_tap.lua] FILE...
 --
--- --lpath and --cpath go before package.path and package.cpath, as busted's do; `-o` may
+-- --lpath and --cpath go before package.path and package.cpath, as busted's do; --helper
+-- runs F once before the specs, as busted's helper (.busted names spec/backend.lua); `-o` may
 -- only name tools/busted_tap.lua, whose TAP lines this runner prints in the same form, so
 -- spec/run.sh counts both the same way:
 --   ok N - name                  a passing test
@@ -26,6 +27,7 @@
 -- changes are put back afterwards. The exit status is 1 when anything failed or no test ran.
 
 local args, files = { ... }, {}
+local helper
 local i = 1
 while i <= #args do
     local a = args[i]
@@ -33,6 +35,8 @@ while i <= #args do
         package.path = a:sub(9) .. ";" .. package.path
     elseif a:match("^%-%-cpath=") then
         package.cpath = a:sub(9) .. ";" .. package.cpath
+    elseif a:match("^%-%-helper=") then
+        helper = a:sub(10)
     elseif a == "-o" then
         i = i + 1
         if not (args[i] or ""):match("busted_tap%.lua$") then
@@ -48,12 +52,13 @@ while i <= #args do
     i = i + 1
 end
 if #files == 0 then
-    io.stderr:write("usage: spec_runner.lua [--lpath=P] [--cpath=P] [-o tools/busted_tap.lua] FILE...\n")
+    io.stderr:write("usage: spec_runner.lua [--lpath=P] [--cpath=P] [--helper=F] [-o tools/busted_tap.lua] FILE...\n")
     os.exit(2)
 end
 
 -- After the options: --lpath may be where luassert is.
 local luassert = require("luassert")
+if helper then dofile(helper) end
 
 local counter, failures, passes = 0, 0, 0
 
