@@ -23,7 +23,8 @@
 #   make recipe-pictures  docs/recipe-*.svg, the README's recipes drawn from what they compute
 #   make bench    figures: ns per solve and per rig solve in C (bench/bench.c); the module
 #                 from Lua 5.4 and LuaJIT against plain Lua, rigs, and the performance
-#                 goals (bench/lua_bench.lua, bench/plain.lua, bench/rigs.lua); success rates
+#                 goals (bench/lua_bench.lua, bench/plain.lua, bench/rigs.lua); the same for
+#                 ik.pure from Lua 5.4, LuaJIT and Lua 5.1 (IK_BACKEND=lua); success rates
 #                 and mean iterations of the solvers, orientation goals, aiming and rigs
 #                 (bench/rates.lua); with joint limits, chains and rigs from straight, from
 #                 random poses and tracking (bench/limits.lua), 2D tracking with limits on
@@ -361,6 +362,9 @@ bench: deps $(LUA54_MOD) luajit build/bench/bench
 	build/bench/bench
 	lua5.4 bench/lua_bench.lua
 	IK_CPATH="build/luajit/?.so" luajit bench/lua_bench.lua
+	IK_BACKEND=lua lua5.4 bench/lua_bench.lua
+	IK_BACKEND=lua luajit bench/lua_bench.lua
+	IK_BACKEND=lua lua5.1 bench/lua_bench.lua
 	lua5.4 bench/rates.lua
 	IK_CPATH="build/luajit/?.so" luajit bench/rates.lua
 	lua5.4 bench/limits.lua

@@ -485,7 +485,25 @@ function chain_fk(c)
         p[0], p[1] = c.base_x, c.base_y
         if c.dim == 3 then p[2] = c.base_z end
     end
-    for b = i, n - 1 do chain_fk_bone(c, b) end
+    if c.dim == 2 then
+        -- chain_fk_bone's 2D arithmetic inlined, the parent's direction carried in locals:
+        -- a call and its field reads per bone cost as much as the arithmetic (speed only,
+        -- the same operations in the same order).
+        local joint, dir, turn, length, scale = c.joint, c.dir, c.turn, c.length, c.scale
+        local px, py
+        if i == 0 then px, py = c.base_turn_x, c.base_turn_y else px, py = dir[2 * i - 2], dir[2 * i - 1] end
+        for b = i, n - 1 do
+            local step = length[b] * scale
+            local ax, ay = turn[2 * b], turn[2 * b + 1]
+            local x, y = px * ax - py * ay, py * ax + px * ay -- v2_rotate(turn, parent)
+            local k = (3 - (x * x + y * y)) / 2 -- v2_renorm
+            px, py = x * k, y * k
+            dir[2 * b], dir[2 * b + 1] = px, py
+            joint[2 * b + 2], joint[2 * b + 3] = joint[2 * b] + px * step, joint[2 * b + 1] + py * step
+        end
+    else
+        for b = i, n - 1 do chain_fk_bone(c, b) end
+    end
     c.stale_from = n
 end
 M.chain_fk = chain_fk

@@ -434,7 +434,8 @@ local function free_step2(c, m_, first, rows, lambda2)
     local largest = 0.0
     for j = first, m_ - 1 do
         local rx, ry = (tx - p[2 * j]) * unit, (ty - p[2 * j + 1]) * unit
-        local t = abs(rx * y1 - ry * y0)
+        local t = rx * y1 - ry * y0
+        if t < 0 then t = -t end -- abs without a call (speed)
         if t > largest then largest = t end
     end
     if not (largest > 1e-15) then return false end
@@ -445,7 +446,11 @@ local function free_step2(c, m_, first, rows, lambda2)
         local rx, ry = (tx - p[2 * j]) * unit, (ty - p[2 * j + 1]) * unit
         local h = (rx * y1 - ry * y0) * scale / 2
         local k = 1 / (1 + h * h)
-        turn[2 * j], turn[2 * j + 1] = v2_renorm(v2_rotate(turn[2 * j], turn[2 * j + 1], (1 - h * h) * k, 2 * h * k))
+        -- v2_renorm(v2_rotate(turn, r)) inlined (speed: no calls in the loop)
+        local ax, ay, qx, qy = turn[2 * j], turn[2 * j + 1], (1 - h * h) * k, 2 * h * k
+        local x, y = qx * ax - qy * ay, qy * ax + qx * ay
+        local s = (3 - (x * x + y * y)) / 2
+        turn[2 * j], turn[2 * j + 1] = x * s, y * s
         angle[j] = ANGLE_UNKNOWN
     end
     chain_mark_stale(c, first)
@@ -619,6 +624,20 @@ local FINISH_RANGE = 1e100
 local function finish_in_range(c, tx, ty, tz, m_, unit)
     local bx, by, bz = joint_v3(c, 0)
     if not (unit > 0 and unit < INFINITY) then return false end
+    if c.dim == 2 then
+        -- The loop below without calls, abs(v) <= R as -R <= v <= R (speed: PUC Lua calls
+        -- even math.abs), the target after it (no branch in the loop for LuaJIT's trace);
+        -- z is 0 throughout. Only whether all are in range is returned: the order is free.
+        local p = c.joint
+        for j = 0, m_ do
+            local vx, vy = (p[2 * j] - bx) * unit, (p[2 * j + 1] - by) * unit
+            if not (vx <= FINISH_RANGE and vx >= -FINISH_RANGE and vy <= FINISH_RANGE and vy >= -FINISH_RANGE) then
+                return false
+            end
+        end
+        local vx, vy = (tx - bx) * unit, (ty - by) * unit
+        return vx <= FINISH_RANGE and vx >= -FINISH_RANGE and vy <= FINISH_RANGE and vy >= -FINISH_RANGE
+    end
     for j = 0, m_ + 1 do
         local px, py, pz
         if j > m_ then px, py, pz = tx, ty, tz else px, py, pz = joint_v3(c, j) end

@@ -8,9 +8,8 @@ local m = require("ik.pure.math")
 local chain = require("ik.pure.chain")
 local limits = require("ik.pure.limits")
 
-local cos, sin = math.cos, math.sin
-local v2_add, v2_sub, v2_rotate, v2_renorm, v2_tame = m.v2_add, m.v2_sub, m.v2_rotate, m.v2_renorm, m.v2_tame
-local v2_cross, v2_dot, v2_angle_between, wrap_angle = m.v2_cross, m.v2_dot, m.v2_angle_between, m.wrap_angle
+local cos, sin, atan2 = math.cos, math.sin, math.atan2 or math.atan
+local v2_tame, wrap_angle = m.v2_tame, m.wrap_angle
 local v3_add, v3_sub, v3_scale, v3_dot, v3_cross = m.v3_add, m.v3_sub, m.v3_scale, m.v3_dot, m.v3_cross
 local v3_normalize_or, v3_any_perpendicular = m.v3_normalize_or, m.v3_any_perpendicular
 local q_mul, q_normalize, q_rotate, q_from_to, q_fraction = m.q_mul, m.q_normalize, m.q_rotate, m.q_from_to, m.q_fraction
@@ -23,22 +22,30 @@ local ANGLE_UNKNOWN = chain.ANGLE_UNKNOWN
 
 local M = {}
 
+-- The small vector functions of the C (v2_rotate, v2_add, v2_sub, v2_tame's fast path,
+-- v2_renorm) are written out in this loop, and the tamed pair both v2_angle_between and the
+-- test for opposite directions take is made once (speed: under PUC Lua the calls cost more
+-- than the arithmetic; the same operations in the same order, so the same bits).
 local function sweep2d(c, gx, gy, m_, g, first)
     local rx, ry, bx, by = 1.0, 0.0, 0.0, 0.0 -- R as (cos, sin), and b
-    local p, turn = c.joint, c.turn
+    local p, turn, limits_of = c.joint, c.turn, c.limit
     local tx, ty = p[2 * m_], p[2 * m_ + 1]
     for j = first, m_ - 1 do
-        local px, py = v2_rotate(p[2 * j], p[2 * j + 1], rx, ry)
-        px, py = v2_add(px, py, bx, by)
-        local ax, ay = v2_sub(tx, ty, px, py) -- to the tip
-        local ux, uy = v2_sub(gx, gy, px, py) -- to the target
-        local delta = g * v2_angle_between(ax, ay, ux, uy)
-        local sx, sy = v2_tame(ax, ay)
-        local vx, vy = v2_tame(ux, uy)
-        if v2_cross(sx, sy, vx, vy) == 0 and v2_dot(sx, sy, vx, vy) < 0 then
+        local qx, qy = p[2 * j], p[2 * j + 1]
+        local px, py = rx * qx - ry * qy + bx, ry * qx + rx * qy + by -- R pj + b
+        local ax, ay = tx - px, ty - py -- to the tip
+        local ux, uy = gx - px, gy - py -- to the target
+        local sx, sy, vx, vy = ax, ay, ux, uy
+        local d = ax * ax + ay * ay
+        if not (d < 1e300 and d > 1e-300) then sx, sy = v2_tame(ax, ay) end
+        d = ux * ux + uy * uy
+        if not (d < 1e300 and d > 1e-300) then vx, vy = v2_tame(ux, uy) end
+        local cross, dot = sx * vy - sy * vx, sx * vx + sy * vy
+        local delta = g * atan2(cross, dot) -- v2_angle_between
+        if cross == 0 and dot < 0 then
             delta = g * PI * (j == first and -c.settings.bend or c.settings.bend) -- see the C's top
         end
-        local limit = c.limit[j]
+        local limit = limits_of[j]
         local held = 0.0
         if delta ~= 0 and limit.flags ~= 0 then
             -- Within the limits: the held angle is exact, and delta the turn it makes.
@@ -52,15 +59,17 @@ local function sweep2d(c, gx, gy, m_, g, first)
                 chain_set_turn_angle(c, j, held)
             else
                 -- Turn by complex multiplication, kept unit to first order (no sqrt).
-                turn[2 * j], turn[2 * j + 1] = v2_renorm(v2_rotate(turn[2 * j], turn[2 * j + 1], cx, cy))
+                local wx, wy = turn[2 * j], turn[2 * j + 1]
+                local x, y = cx * wx - cy * wy, cy * wx + cx * wy
+                local k = (3 - (x * x + y * y)) / 2
+                turn[2 * j], turn[2 * j + 1] = x * k, y * k
                 c.angle[j] = ANGLE_UNKNOWN
             end
             -- Compose the turn about pj after the map: x -> r (R x + b - pj) + pj.
-            rx, ry = v2_rotate(rx, ry, cx, cy)
-            bx, by = v2_rotate(bx - px, by - py, cx, cy)
-            bx, by = v2_add(bx, by, px, py)
-            tx, ty = v2_rotate(ax, ay, cx, cy)
-            tx, ty = v2_add(tx, ty, px, py)
+            rx, ry = cx * rx - cy * ry, cy * rx + cx * ry
+            local ex, ey = bx - px, by - py
+            bx, by = cx * ex - cy * ey + px, cy * ex + cx * ey + py
+            tx, ty = cx * ax - cy * ay + px, cy * ax + cx * ay + py
         end
     end
 end
