@@ -40,11 +40,7 @@ local METHODS = {
 
 -- One call site per method, shared by both backends, so that an error's position and the
 -- function's name ("method", "local", a pcall's '?') are the same for both.
-local method_call = {}
-for _, name in ipairs(METHODS) do
-    method_call[name] = load(("local pack = ... return function(o, ...) return pack(o:%s(...)) end"):format(name),
-        "=calls")(pack)
-end
+local method_call = require("spec.pure_compare").method_calls(METHODS)
 local local_call = load("local pack = ... return function(f, ...) return pack(f(...)) end", "=calls")(pack)
 local module_call = load([[local pack = ... return function(ik, dim, points, ...)
     if points then

@@ -165,6 +165,141 @@ function M.random_range()
     return a, math.min(b, pi)
 end
 
+-- One call site per method named in names, shared by both backends, so that an error's
+-- position and the function's name ("method", "local", a pcall's '?') are the same for
+-- both: method_call[name](o, ...) is pack(o:name(...)).
+function M.method_calls(names)
+    local load = loadstring or load
+    local calls = {}
+    for _, name in ipairs(names) do
+        calls[name] = load(("local pack = ... return function(o, ...) return pack(o:%s(...)) end"):format(name),
+            "=calls")(pack)
+    end
+    return calls
+end
+
+-- A random unit direction in dim dimensions (z = 0 in 2D).
+function M.direction(dim)
+    local random = math.random
+    local x, y, z = -1 + 2 * random(), -1 + 2 * random(), dim == 3 and -1 + 2 * random() or 0
+    local len = math.sqrt(x * x + y * y + z * z)
+    if len == 0 then return 1, 0, 0 end
+    return x / len, y / len, z / len
+end
+
+-- A name of names drawn by its weight in weights (tenths of a percent; default when the
+-- weights come short of 1000).
+function M.weighted(names, weights, default)
+    local r = math.random(1000)
+    for _, name in ipairs(names) do
+        r = r - (weights[name] or 0)
+        if r <= 0 then return name end
+    end
+    return default
+end
+
+local function float(lo, hi) return lo + (hi - lo) * math.random() end
+M.float = float
+function M.pick(t) return t[math.random(#t)] end
+
+-- The arguments after self of the limit setters and attach (name) on a chain of n bones in
+-- a world of size chains (a chain is { chain = k }); nil for another name.
+function M.limit_args(name, n, size)
+    local rand = math.random
+    if name == "set_limit" or name == "set_twist" then return { rand(n), M.random_range() } end
+    if name == "set_hinge" then
+        local lo, hi = M.random_range()
+        return { rand(n), float(-1, 1), float(-1, 1), float(-1, 1), lo, hi }
+    end
+    if name == "set_cone" then return { rand(n), float(0, rand() < 0.2 and math.pi or 1.5) } end
+    if name == "clear_limit" then return { rand(n) } end
+    if name == "attach" or name == "attach_tip" then return { { chain = rand(size) }, rand(4) } end
+    return nil
+end
+
+-- A new chain's arguments: a count of bones from counts, lengths at one scale (now and then
+-- a zero one), a base.
+function M.chain_args(dim, counts)
+    local random = math.random
+    local n = counts[random(#counts)]
+    local scales = { 1, 1, 1, 1, 1, 1e-150, 1e-5, 1e5, 1e150 }
+    local scale = scales[random(#scales)]
+    local lengths = {}
+    for k = 1, n do lengths[k] = random() < 0.08 and 0 or scale * float(0.2, 2) end
+    local a = { lengths, scale * float(-2, 2), scale * float(-2, 2) }
+    if dim == 3 then a[4] = scale * float(-2, 2) elseif random() < 0.5 then a[4] = float(-4, 4) end
+    return a
+end
+
+-- With IK_PURE_TRACE set, prints what and the arguments a (a.n of them).
+function M.trace(what, a)
+    if not os.getenv("IK_PURE_TRACE") then return end
+    local t = {}
+    for j = 1, a.n do t[j] = type(a[j]) == "number" and ("%.17g"):format(a[j]) or tostring(a[j]) end
+    print(what, table.concat(t, ", "))
+end
+
+-- A point at the range's edges (1e300, 1e150, -0 ...).
+function M.edge_point()
+    local pick = M.pick
+    return pick({ 1e300, -1e300, 1e150, 0, -0.0 }), pick({ 1e300, 3, -0.0 }), pick({ 1e-300, 1e300, 0 })
+end
+
+-- The arguments of a point x, y[, z] in dim dimensions (a.n of them): now and then one too
+-- many (nil, or a number) or one too few.
+function M.point_args(dim, x, y, z)
+    if dim == 2 then z = nil end
+    local a = { x, y, z, n = dim }
+    if math.random() < 0.03 then a.n = dim + 1 end
+    if math.random() < 0.03 then a[a.n] = 5 end
+    if math.random() < 0.03 then a.n = a.n - 1 end
+    return a
+end
+
+-- A table of 1 to 3 entries: keys drawn from names, each value made by makers[key]().
+function M.random_table(makers, names)
+    local t = {}
+    for _ = 1, math.random(3) do
+        local key = names[math.random(#names)]
+        t[key] = makers[key]()
+    end
+    return t
+end
+
+-- A chain of dim dimensions made from the arguments a on each backend (ik_c, ik_p).
+function M.chain_pair(ik_c, ik_p, dim, a)
+    local unpack = table.unpack or unpack
+    if dim == 2 then return ik_c.chain2d(unpack(a)), ik_p.chain2d(unpack(a)) end
+    return ik_c.chain3d(unpack(a)), ik_p.chain3d(unpack(a))
+end
+
+-- Two worlds of chains side by side (C and pure: c, p), each chain indexed by its place k
+-- (index_c, index_p, for compare).
+function M.new_world() return { c = {}, p = {}, index_c = {}, index_p = {}, retired = 0 } end
+
+-- The chains cc and pch in place k; the old ones are named alike on both sides ("retired
+-- n": a child may hang on them).
+function M.world_set(w, k, cc, pch)
+    if w.c[k] then
+        w.retired = w.retired + 1
+        w.index_c[w.c[k]], w.index_p[w.p[k]] = "retired " .. w.retired, "retired " .. w.retired
+    end
+    w.c[k], w.p[k] = cc, pch
+    w.index_c[cc], w.index_p[pch] = k, k
+end
+
+-- The arguments a (a.n of them) with each { chain = k } replaced by chain k of world (an
+-- array of chains).
+function M.resolve(a, world)
+    local r = { n = a.n }
+    for k = 1, a.n do
+        local v = a[k]
+        if type(v) == "table" and v.chain then v = world[v.chain] end
+        r[k] = v
+    end
+    return r
+end
+
 -- Runs run(seed) for each seed (each returns its calls) with the counts reset first, and
 -- reports the figures: the counts and the calls.
 function M.run_seeds(what, seeds, run)
@@ -202,6 +337,12 @@ function M.garbage_kb(loop, rounds)
     if kb > 0 then kb = math.min(kb, count()) end
     if jit then jit.on() end
     return kb
+end
+
+-- Raises when loop(rounds) makes garbage (1 KB or more, counted as garbage_kb does).
+function M.assert_no_garbage(loop, rounds)
+    local kb = M.garbage_kb(loop, rounds)
+    if not (kb < 1) then error(("%.2f KB for %d rounds"):format(kb, rounds), 2) end
 end
 
 return M

@@ -17,9 +17,8 @@ local C = require("ik.core")
 local P = require("ik.pure")
 local pc = require("spec.pure_compare")
 
-local load = loadstring or load
 local unpack = table.unpack or unpack
-local pack, compare, state, range = pc.pack, pc.compare, pc.state, pc.random_range
+local pack, compare, state = pc.pack, pc.compare, pc.state
 
 local SEEDS = { 1, 2, 3, 4, 5 }
 -- Per seed; with IK_SPEC_QUICK=1 (make test-valgrind, 50 times slower) a tenth.
@@ -47,40 +46,20 @@ local WEIGHTS = {
 
 -- One call site per method, shared by both backends, so that an error's position and the
 -- function's name are the same for both.
-local method_call = {}
-for _, name in ipairs(METHODS) do
-    if name ~= "solve_many" and name ~= "track" then
-        method_call[name] = load(("local pack = ... return function(o, ...) return pack(o:%s(...)) end"):format(name),
-            "=calls")(pack)
-    end
-end
+local method_call = pc.method_calls(METHODS)
 -- ik.solve_many's, which returns the count and the tables it filled.
 local many_call = load("local pack = ... return function(ik, t, targets, a, b, c, ...) "
     .. "return pack(ik.solve_many(t, targets, a, b, c, ...), a, b, c) end", "=calls")(pack)
 
 -- ---- random arguments ----
 
-local PI = math.pi
 local rand = math.random
 local function pick(t) return t[rand(#t)] end
 local function float(lo, hi) return lo + (hi - lo) * math.random() end
 
-local function weighted_method()
-    local r = rand(1000)
-    for _, name in ipairs(METHODS) do
-        r = r - WEIGHTS[name]
-        if r <= 0 then return name end
-    end
-    return "solve"
-end
+local function weighted_method() return pc.weighted(METHODS, WEIGHTS, "solve") end
 
--- A unit direction in dim dimensions (z = 0 in 2D).
-local function direction(dim)
-    local x, y, z = float(-1, 1), float(-1, 1), dim == 3 and float(-1, 1) or 0
-    local len = math.sqrt(x * x + y * y + z * z)
-    if len == 0 then return 1, 0, 0 end
-    return x / len, y / len, z / len
-end
+local direction = pc.direction
 
 -- A target for a C chain cc (read on the C side: both sides hold the same numbers): within
 -- reach, beyond it, on the base, at the tip (met already), near the tip (tracking), far
@@ -106,23 +85,17 @@ local function target_args(cc)
         local d = reach * pick({ 1e-12, 1e-6, 1e-3, 0.02, 0.1 })
         x, y, z = t[1] + ux * d, t[2] + uy * d, (t[3] or 0) + uz * d
     elseif r < 0.86 then
-        x, y, z = pick({ 1e300, -1e300, 1e150, 0, -0.0 }), pick({ 1e300, 3, -0.0 }), pick({ 1e-300, 1e300, 0 })
+        x, y, z = pc.edge_point()
     elseif r < 0.92 then
         return { n = 0 } -- towards the kept goal
     else
         x, y, z = pick({ 0 / 0, 1 / 0, 1e301, "1", {}, true }), float(-3, 3), float(-3, 3)
     end
-    if dim == 2 then z = nil end
-    local a = { x, y, z, n = dim }
-    if math.random() < 0.03 then a.n = dim + 1 end -- one too many (nil, or a number)
-    if math.random() < 0.03 then a[a.n] = 5 end
-    if math.random() < 0.03 then a.n = a.n - 1 end -- one too few
-    return a
+    return pc.point_args(dim, x, y, z)
 end
 
 
 local function settings_table(dim)
-    local t = {}
     local keys = {
         solver = function() return pick({ "two_bone", "aim", "fabrik", "ccd", "relax", "fabrik", "ccd", "relax" }) end,
         iterations = function() return pick({ 1, 2, 5, 64, 1000, 20000, 0 }) end,
@@ -143,11 +116,7 @@ local function settings_table(dim)
     }
     local names = { "solver", "solver", "iterations", "tolerance", "angle_tolerance", "escape", "greed",
         "greed_ramp", "stretch", "mix", "softness", "max_turn", "bend", "pole" }
-    for _ = 1, rand(3) do
-        local key = pick(names)
-        t[key] = keys[key]()
-    end
-    return t
+    return pc.random_table(keys, names)
 end
 
 -- The arguments after self of method name on the C chain cc; a chain argument is
@@ -178,38 +147,15 @@ local function args_for(name, cc)
         a = { rand(n + 1), pick({ 0, 1, 0.5, 2, 1e300, 5e-324 }) }
     elseif name == "set_length" then
         a = { rand(n), pick({ 0, 0, 5e-324, 1e-300, 2e-300, float(0.2, 2), float(0.2, 2), float(0.2, 2) }) }
-    elseif name == "set_limit" then
-        a = { rand(n), range() }
-    elseif name == "set_twist" then
-        a = { rand(n), range() }
-    elseif name == "set_hinge" then
-        local lo, hi = range()
-        a = { rand(n), float(-1, 1), float(-1, 1), float(-1, 1), lo, hi }
-    elseif name == "set_cone" then
-        a = { rand(n), float(0, math.random() < 0.2 and PI or 1.5) }
-    elseif name == "clear_limit" then
-        a = { rand(n) }
-    elseif name == "attach" then
-        a = { { chain = rand(WORLD) }, rand(4) }
-    elseif name == "attach_tip" then
-        a = { { chain = rand(WORLD) }, rand(4) }
     else
-        a = {}
+        a = pc.limit_args(name, n, WORLD) or {}
     end
     a.n = #a
     return a
 end
 
 -- A new chain's arguments: 1 to 4 bones (mostly 2 or 3), lengths at one scale, a base.
-local function chain_args(dim)
-    local n = pick({ 1, 2, 2, 2, 3, 3, 3, 4 })
-    local scale = pick({ 1, 1, 1, 1, 1, 1e-150, 1e-5, 1e5, 1e150 })
-    local lengths = {}
-    for k = 1, n do lengths[k] = math.random() < 0.08 and 0 or scale * float(0.2, 2) end
-    local a = { lengths, scale * float(-2, 2), scale * float(-2, 2) }
-    if dim == 3 then a[4] = scale * float(-2, 2) elseif math.random() < 0.5 then a[4] = float(-4, 4) end
-    return a
-end
+local function chain_args(dim) return pc.chain_args(dim, { 1, 2, 2, 2, 3, 3, 3, 4 }) end
 
 -- The methods of one dimension.
 local DIM_OF = {
@@ -328,33 +274,15 @@ end
 
 local function run(seed)
     math.randomseed(seed)
-    local world_c, world_p, index_c, index_p = {}, {}, {}, {}
-    local calls, retired = 0, 0
+    local world = pc.new_world()
+    local world_c, world_p, index_c, index_p = world.c, world.p, world.index_c, world.index_p
+    local calls = 0
 
     local function new_chain(k)
         local dim = rand(2) + 1
-        local a = chain_args(dim)
-        local ik_c, ik_p = C, P
-        local cc = dim == 2 and ik_c.chain2d(unpack(a)) or ik_c.chain3d(unpack(a))
-        local pc_ = dim == 2 and ik_p.chain2d(unpack(a)) or ik_p.chain3d(unpack(a))
-        if world_c[k] then -- the old one, named alike on both sides (a child may hang on it)
-            retired = retired + 1
-            index_c[world_c[k]], index_p[world_p[k]] = "retired " .. retired, "retired " .. retired
-        end
-        world_c[k], world_p[k] = cc, pc_
-        index_c[cc], index_p[pc_] = k, k
+        pc.world_set(world, k, pc.chain_pair(C, P, dim, chain_args(dim)))
     end
     for k = 1, WORLD do new_chain(k) end
-
-    local function resolve(a, world)
-        local r = { n = a.n }
-        for k = 1, a.n do
-            local v = a[k]
-            if type(v) == "table" and v.chain then v = world[v.chain] end
-            r[k] = v
-        end
-        return r
-    end
 
     local function check(what, ok_c, r_c, ok_p, r_p)
         calls = calls + 1
@@ -397,12 +325,8 @@ local function run(seed)
             local cc, pc_ = world_c[k], world_p[k]
             local a = args_for(name, cc)
             what = ("seed %d step %d: chain %d:%s"):format(seed, step, k, name)
-            if TRACE then
-                local t = {}
-                for j = 1, a.n do t[j] = type(a[j]) == "number" and ("%.17g"):format(a[j]) or tostring(a[j]) end
-                print(what, table.concat(t, ", "))
-            end
-            local ac, ap = resolve(a, world_c), resolve(a, world_p)
+            pc.trace(what, a)
+            local ac, ap = pc.resolve(a, world_c), pc.resolve(a, world_p)
             local ok_c, r_c = pcall(method_call[name], cc, unpack(ac, 1, a.n))
             local ok_p, r_p = pcall(method_call[name], pc_, unpack(ap, 1, a.n))
             check(what, ok_c, r_c, ok_p, r_p)

@@ -6,22 +6,24 @@
 -- escape.lua escape.c, two_bone.lua two_bone.c, aim.lua aim.c, goal.lua goal.c, fabrik.lua
 -- fabrik.c, ccd.lua ccd.c, relax.lua relax.c, sweep.lua sweep.c, joint_space.lua
 -- joint_space.c, solve.lua solve.c; batch.c's lanes are not needed: see solve.lua; rig.lua
--- rig.c, with rig_tree.lua, rig_fabrik.lua, rig_relax.lua, rig_joint.lua), so the results
--- are the C core's, bit for bit where the VM computes in IEEE doubles with the same libm.
+-- rig.c, with rig_tree.lua, rig_fabrik.lua, rig_relax.lua, rig_joint.lua; motion.lua
+-- motion.c, gait.lua gait.c), so the results are the C core's, bit for bit where the VM
+-- computes in IEEE doubles with the same libm.
 --
--- Ported: ik.chain2d, ik.chain3d, ik.chain2d_points, ik.chain3d_points, the stateless
--- solves (two_bone, two_bone_joint, two_bone_middle, two_bone_joint3, two_bone_middle3,
--- soft_distance), ik.solve_many, _VERSION, backend ("lua"); the chain methods count, dim,
--- reach, joint, effector, positions, set_points, length, set_length, weight, set_weight,
--- base, set_base, angle, set_angle, world_angle, angles, set_angles, rotation,
--- set_rotation, world_rotation, rotations, set_rotations, set_limit, limit, set_hinge,
--- set_cone, set_twist, clear_limit, stretch_factor, configure, settings, set_target,
--- target, goal_error, clear_target, set_target_angle, target_angle, set_target_rotation,
--- target_rotation, attach, detach, parent, attach_tip, detach_tip, tip_parent, clone,
--- solve (every solver), solve_fabrik, solve_ccd, solve_relax, solve_two_bone, solve_aim,
--- __len, __tostring; ik.rig and the rig methods count, chain_count, chain, configure,
--- settings, solve, __len, __tostring. Not yet (absent, not stubs): gait; the methods drag,
--- simulate, set_rest.
+-- Ported: all of ik_lua.c: ik.chain2d, ik.chain3d, ik.chain2d_points, ik.chain3d_points,
+-- the stateless solves (two_bone, two_bone_joint, two_bone_middle, two_bone_joint3,
+-- two_bone_middle3, soft_distance), ik.solve_many, ik.rig, ik.gait, _VERSION, backend
+-- ("lua"); the chain methods count, dim, reach, joint, effector, positions, set_points,
+-- length, set_length, weight, set_weight, base, set_base, angle, set_angle, world_angle,
+-- angles, set_angles, rotation, set_rotation, world_rotation, rotations, set_rotations,
+-- set_limit, limit, set_hinge, set_cone, set_twist, clear_limit, stretch_factor,
+-- configure, settings, set_target, target, goal_error, clear_target, set_target_angle,
+-- target_angle, set_target_rotation, target_rotation, attach, detach, parent, attach_tip,
+-- detach_tip, tip_parent, clone, solve (every solver), solve_fabrik, solve_ccd,
+-- solve_relax, solve_two_bone, solve_aim, drag, simulate, set_rest, __len, __tostring; the
+-- rig methods count, chain_count, chain, configure, settings, solve, __len, __tostring; the
+-- gait methods update, foot, reset, count, __len, __tostring. Not ported: ik._ffi (LuaJIT's
+-- FFI fast paths of the C module: nothing to speed up here).
 --
 -- A chain is a handle: a table whose metatable is private (getmetatable gives "ik.chain",
 -- as for the C module's userdata) and which holds the core's chain (chain.lua) under a
@@ -42,8 +44,11 @@ local goal = require("ik.pure.goal")
 local two_bone = require("ik.pure.two_bone")
 local solve = require("ik.pure.solve")
 local rig = require("ik.pure.rig")
+local motion = require("ik.pure.motion")
+local gait = require("ik.pure.gait")
 
 local type, select, rawget, rawset, rawequal, next = type, select, rawget, rawset, rawequal, next
+local pcall, tostring = pcall, tostring
 local error, setmetatable, format = error, setmetatable, string.format
 local floor, abs, sqrt = math.floor, math.abs, math.sqrt
 local fmax = require("ik.pure.math").fmax
@@ -60,6 +65,9 @@ local PI = 3.14159265358979323846
 local MT = {}         -- the chains' metatable
 local methods = {}    -- its __index
 local CORE = {}       -- the key under which a handle holds its chain
+local GAIT_MT = {}    -- the gaits' metatable
+local gait_methods = {} -- its __index
+local GAIT = {}       -- the key under which a gait's handle holds its gait
 local api = {}        -- every function of the API: arg_error looks for its frame
 
 local ik = {}
@@ -121,17 +129,37 @@ local function arg_error(arg, message)
     error(format("bad argument #%d to '%s' (%s)", arg, name, message), level + 1)
 end
 
+-- An error that is not an argument's: raised, as arg_error raises, at the position of the
+-- Lua code that called the function of the API.
+local function api_error(message)
+    local level = api_frame()
+    error(message, level and level + 1 or 2)
+end
+
 -- The chain of the handle v, or nil when v is not one.
 local function to_chain(v)
     if type(v) ~= "table" then return nil end
     return rawget(v, CORE)
 end
 
--- A value's type as the C module sees it: a chain is userdata, as the C module's chains
--- are (so a chain where a table is expected is refused, and named, alike).
 local to_rig
+-- The gait of the handle v, or nil when v is not one.
+local function to_gait(v)
+    if type(v) ~= "table" then return nil end
+    return rawget(v, GAIT)
+end
+
+-- A new handle of metatable mt holding o under key, with n values in its array part.
+local function make_handle(mt, key, o, n)
+    local h = { [key] = o }
+    for k = 1, n do h[k] = true end
+    return setmetatable(h, mt)
+end
+
+-- A value's type as the C module sees it: a chain, a rig or a gait is userdata, as the C
+-- module's are (so one where a table is expected is refused, and named, alike).
 local function typeof(v)
-    if to_chain(v) or to_rig(v) then return "userdata" end
+    if to_chain(v) or to_rig(v) or to_gait(v) then return "userdata" end
     return type(v)
 end
 
@@ -145,11 +173,14 @@ local function type_error(arg, expected, v, top)
     arg_error(arg, expected .. " expected, got " .. typename(v, arg, top))
 end
 
-local function check_chain(v, arg, top)
-    local c = to_chain(v)
-    if c == nil then type_error(arg, "ik chain", v, top) end
-    return c
+-- What the handle v holds (to: to_chain or to_gait), or the error "<expected> expected".
+local function check_handle(to, expected, v, arg, top)
+    local o = to(v)
+    if o == nil then type_error(arg, expected, v, top) end
+    return o
 end
+
+local function check_chain(v, arg, top) return check_handle(to_chain, "ik chain", v, arg, top) end
 
 -- The 2D (3D) methods refuse a chain of the other dimension before reading arguments.
 local function check_chain_dim(v, top, dim)
@@ -374,10 +405,8 @@ end
 
 -- The handle of a new chain c.
 local function new_handle(c)
-    local h = { [CORE] = c }
-    for k = 1, c.n do h[k] = true end
-    c.box = h
-    return setmetatable(h, MT)
+    c.box = make_handle(MT, CORE, c, c.n)
+    return c.box
 end
 
 -- Reads n = #t lengths from the table t at arg: the array (0-based) and n.
@@ -1046,6 +1075,34 @@ function methods.target_rotation(...)
     return w, x, y, z
 end
 
+-- ---- methods: motion over time ----
+
+function methods.drag(...)
+    local top = select("#", ...)
+    local c = check_chain((...), 1, top)
+    local x, y, z = check_target(c, top, ...)
+    check_status(motion.chain_drag(c, x, y, z), 1)
+end
+
+-- A time step at argument 2 (the arguments from 1 on are ...): a finite number > 0, and
+-- nothing after it (why: what the call takes).
+local function check_dt(why, ...)
+    local dt = check_number((select(2, ...)), 2, select("#", ...))
+    if not (dt - dt == 0 and dt > 0) then arg_error(2, status_string(chain.ERR_TIME_STEP)) end
+    check_no_more(3, why, ...)
+    return dt
+end
+
+function methods.simulate(...)
+    local c = check_chain((...), 1, select("#", ...))
+    local dt = check_dt("no value expected (simulate takes dt)", ...)
+    check_status(motion.chain_simulate(c, dt), 2)
+end
+
+function methods.set_rest(...)
+    check_status(motion.chain_set_rest(check_chain((...), 1, select("#", ...))), 1)
+end
+
 -- ---- methods: solves ----
 
 -- The result of the solve being made (a solve is never nested): one table, no garbage.
@@ -1394,6 +1451,158 @@ function rig_methods.solve(...)
     return result.reached, result.distance, result.iterations
 end
 
+-- ---- the stepping controller: ik.gait ----
+
+-- A gait is a handle as a chain is (its metatable private, getmetatable gives "ik.gait"),
+-- holding the core's gait (gait.lua) under a private key, and n values in its array part
+-- for #gait where __len is not consulted. The gait keeps its legs (the core's gait holds
+-- them) and its ground function, with the state of a call of it: call.
+
+local function check_gait(v, arg, top) return check_handle(to_gait, "ik gait", v, arg, top) end
+
+-- A gait's ground, called from the core during an update: the Lua function, under a
+-- pcall. When it fails, its error (or why its value is no height) is kept in call.err, and
+-- the core's update, which then stops and changes nothing, hands it on.
+local function call_ground(call, x, z)
+    local ok, y
+    if call.dim == 3 then ok, y = pcall(call.fn, x, z) else ok, y = pcall(call.fn, x) end
+    if not ok then
+        call.err = y
+        return false
+    end
+    if type(y) ~= "number" or not (y - y == 0) or abs(y) > MAX_COORD then
+        local got = type(y) == "number" and "a number out of range" or typeof(y)
+        -- lua_pushfstring's %f: LUAI_NUMFFORMAT, as tostring writes a float
+        if call.dim == 3 then
+            call.err = format("ik.gait: ground returned %s at x = %s, z = %s (a finite number expected: the height there)",
+                got, tostring(x), tostring(z))
+        else
+            call.err = format("ik.gait: ground returned %s at x = %s (a finite number expected: the height there)",
+                got, tostring(x))
+        end
+        return false
+    end
+    return true, y + 0.0
+end
+
+-- The options table t read into the core's options (stride required), leg k's group
+-- (0-based; nil for none) and the ground function (or nil).
+local function read_gait_options(count, t)
+    local has_stride, has_lift, lift = false, false, 0.0
+    local o = gait.gait_default_options(1.0)
+    local group_of, ground = nil, nil
+    for key, v in next, t do
+        if type(key) ~= "string" then arg_error(2, format("keys must be strings, got %s", typeof(key))) end
+        if key == "stride" then
+            o.stride, has_stride = setting_number(key, v), true
+        elseif key == "step_time" then
+            o.step_time = setting_number(key, v)
+        elseif key == "lift" then
+            lift, has_lift = setting_number(key, v), true
+        elseif key == "lead" then
+            o.lead = setting_number(key, v)
+        elseif key == "max_groups" then
+            o.max_groups = setting_whole(key, v)
+        elseif key == "up" then
+            o.up = setting_whole(key, v)
+        elseif key == "ground" then
+            if type(v) ~= "function" then arg_error(2, format("ground: function expected, got %s", typeof(v))) end
+            ground = v
+        elseif key == "groups" then
+            if typeof(v) ~= "table" or is_proxy(v) then
+                arg_error(2, "groups: a plain table of arrays of leg numbers expected")
+            end
+            group_of = {}
+            for k = 0, count - 1 do group_of[k] = -1 end
+            for j = 1, rawlen(v) do
+                local members, size = rawget(v, j), 0
+                if typeof(members) == "table" and not is_proxy(members) then size = rawlen(members) end
+                if size == 0 then arg_error(2, format("groups: group %d is not a plain array of leg numbers", j)) end
+                for i = 1, size do
+                    local leg = rawget(members, i)
+                    if type(leg) ~= "number" or not is_whole(leg) or leg < 1 or leg > count then
+                        arg_error(2, format("groups: group %d holds no leg number in 1..%d", j, count))
+                    end
+                    leg = floor(leg)
+                    if group_of[leg - 1] >= 0 then arg_error(2, format("groups: leg %d is in more than one group", leg)) end
+                    group_of[leg - 1] = j - 1
+                end
+            end
+            for k = 0, count - 1 do
+                if group_of[k] < 0 then arg_error(2, format("groups: leg %d is in no group", k + 1)) end
+            end
+        else
+            arg_error(2, format("unknown key '%s'", c_string(key)))
+        end
+    end
+    if not has_stride then arg_error(2, "stride: a number > 0 is required") end
+    if has_lift then o.lift = lift else o.lift = gait.DEFAULT_LIFT * o.stride end
+    check_status(gait.gait_validate(o), 2)
+    return o, group_of, ground
+end
+
+function ik.gait(...)
+    local legs_t, t = ...
+    local top = 2 -- the C's lua_settop(L, 2)
+    check_input_table(legs_t, 1, top)
+    check_input_table(t, 2, top)
+    local count = rawlen(legs_t)
+    if count < 1 then arg_error(1, "at least one leg expected") end
+    if count > MAX_BONES then arg_error(1, "too many legs") end
+    local options, group_of, ground = read_gait_options(count, t)
+    local legs = {}
+    for k = 1, count do
+        local c = to_chain(rawget(legs_t, k))
+        if c == nil then arg_error(1, format("leg %d is not an ik chain", k)) end
+        if c.dim ~= (legs[0] or c).dim then
+            arg_error(1, format("leg %d: %s", k, status_string(chain.ERR_DIMENSION)))
+        end
+        legs[k - 1] = c
+    end
+    local st, g = gait.gait_create(legs, count, group_of, options)
+    if st == chain.ERR_GROUPS then arg_error(1, "a leg is in the array twice") end
+    check_status(st, (st == chain.ERR_COUNT or st == chain.ERR_DIMENSION) and 1 or 2)
+    g.call = { fn = ground, dim = g.dim, err = nil }
+    return (make_handle(GAIT_MT, GAIT, g, count))
+end
+
+function gait_methods.update(...)
+    local g = check_gait((...), 1, select("#", ...))
+    local dt = check_dt("no value expected (update takes dt)", ...)
+    local call = g.call
+    if call.fn == nil then gait.gait_set_ground(g, nil, nil) else gait.gait_set_ground(g, call_ground, call) end
+    local st = gait.gait_update(g, dt)
+    gait.gait_set_ground(g, nil, nil)
+    if st == chain.ERR_GROUND then -- what the ground left
+        local err = call.err
+        call.err = nil
+        error(err, 0)
+    end
+    if st ~= OK then api_error("ik.gait: " .. status_string(st)) end
+end
+
+function gait_methods.foot(...)
+    local top = select("#", ...)
+    local h, k = ...
+    local g = check_gait(h, 1, top)
+    local _, x, y, z, stepping, progress = gait.gait_foot(g, check_index(k, 2, top, gait.gait_count(g)))
+    if g.dim == 2 then return x, y, stepping, progress end
+    return x, y, z, stepping, progress
+end
+
+function gait_methods.reset(...)
+    gait.gait_reset(check_gait((...), 1, select("#", ...)))
+end
+
+function gait_methods.count(...)
+    return gait.gait_count(check_gait((...), 1, select("#", ...)))
+end
+
+local function gait_tostring(...)
+    local count = gait.gait_count(check_gait((...), 1, select("#", ...)))
+    return format("ik.gait(%d leg%s)", count, count == 1 and "" or "s")
+end
+
 -- ---- registration ----
 
 MT.__index = methods
@@ -1408,15 +1617,22 @@ RIG_MT.__tostring = rig_tostring
 RIG_MT.__metatable = "ik.rig"
 RIG_MT.__name = "ik.rig"
 
+GAIT_MT.__index = gait_methods
+GAIT_MT.__len = gait_methods.count
+GAIT_MT.__tostring = gait_tostring
+GAIT_MT.__metatable = "ik.gait"
+GAIT_MT.__name = "ik.gait"
+
 ik._VERSION = "ik " .. chain.VERSION
 ik.backend = "lua"
 
-for _, t in ipairs({ methods, rig_methods, ik }) do
+for _, t in ipairs({ methods, rig_methods, gait_methods, ik }) do
     for _, f in pairs(t) do
         if type(f) == "function" then api[f] = true end
     end
 end
 api[chain_tostring] = true
 api[rig_tostring] = true
+api[gait_tostring] = true
 
 return ik
