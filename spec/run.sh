@@ -4,9 +4,10 @@
 #                            Lua 5.1, 5.2 and 5.3 (build/lua5.X/ik/core.so), and under Lua
 #                            5.5 (build/lua5.5/ik/core.so) unless IK_LUA55_SKIP, from make
 #                            test, says why not (or no lua5.5 is on PATH); the same specs
-#                            again in each VM against ik.pure, the pure-Lua backend
-#                            (IK_BACKEND=lua, spec/backend.lua: one suite, two backends;
-#                            counted as lua5.4-pure ...), then
+#                            again against ik.pure, the pure-Lua backend (IK_BACKEND=lua,
+#                            spec/backend.lua: one suite, two backends), under LuaJIT
+#                            (LÖVE's) and Lua 5.1 (love.js's), counted as luajit-pure and
+#                            lua5.1-pure (sh spec/run.sh pure: in every VM), then
 #                            the C example build/examples/solve, the C edge-scale test
 #                            build/tests/edge_scale (spec/c/edge_scale_test.c), the threads
 #                            test and the batch test's three builds (one test each), the
@@ -101,6 +102,15 @@ specs_count() {
 specs() {
     specs_run "$@"
     specs_count "$1" "$2"
+}
+
+# pure_specs_run VM: the specs under VM (lua5.1 ... lua5.4, luajit) against ik.pure
+# (IK_BACKEND=lua), counted as VM-pure. The differential specs (pure_*_spec.lua) are left
+# out: they compare ik.pure with VM's ik.core whichever backend require("ik") gives, and ran
+# in VM's own run.
+pure_specs_run() {
+    specs_run "$1-pure" "build/$1/ik/core.so" env IK_BACKEND=lua busted --lua="$1" \
+        --cpath="build/$1/?.so" --exclude-pattern='^pure_'
 }
 
 # Lua 5.5, where make test found a lua5.5 and its headers (IK_LUA55_SKIP empty; otherwise it
@@ -338,24 +348,18 @@ all)
     # machine has two cores), counted afterwards in a fixed order. The C module path goes
     # before the one in .busted (build/lua5.4/?.so, the Lua 5.4 build), so each VM loads its
     # own build.
-    # Each VM twice: against the C core, then against ik.pure (whose differential specs
-    # still take their C side from that VM's ik.core).
+    # Then ik.pure under LuaJIT and Lua 5.1 (pure_specs): the VMs of LÖVE and love.js.
     {
         specs_run lua5.1 build/lua5.1/ik/core.so busted --lua=lua5.1 --cpath='build/lua5.1/?.so'
         specs_run lua5.4 build/lua5.4/ik/core.so busted --lua=lua5.4
         specs_run luajit build/luajit/ik/core.so busted --lua=luajit --cpath='build/luajit/?.so'
-        specs_run lua5.4-pure build/lua5.4/ik/core.so env IK_BACKEND=lua busted --lua=lua5.4
-        specs_run luajit-pure build/luajit/ik/core.so env IK_BACKEND=lua busted --lua=luajit \
-            --cpath='build/luajit/?.so'
+        pure_specs_run luajit
     } &
     {
         specs_run lua5.2 build/lua5.2/ik/core.so busted --lua=lua5.2 --cpath='build/lua5.2/?.so'
         specs_run lua5.3 build/lua5.3/ik/core.so busted --lua=lua5.3 --cpath='build/lua5.3/?.so'
-        lua55_skip >/dev/null || { lua55_specs_run lua5.5 && lua55_specs_run lua5.5-pure lua; }
-        for v in 5.1 5.2 5.3; do
-            specs_run "lua$v-pure" "build/lua$v/ik/core.so" env IK_BACKEND=lua busted --lua="lua$v" \
-                --cpath="build/lua$v/?.so"
-        done
+        lua55_skip >/dev/null || lua55_specs_run lua5.5
+        pure_specs_run lua5.1
     } &
     wait
     specs_count lua5.4 build/lua5.4/ik/core.so
@@ -364,12 +368,8 @@ all)
         specs_count "lua$v" "build/lua$v/ik/core.so"
     done
     lua55_skip || specs_count lua5.5 build/lua5.5/ik/core.so
-    specs_count lua5.4-pure build/lua5.4/ik/core.so
     specs_count luajit-pure build/luajit/ik/core.so
-    for v in 5.1 5.2 5.3; do
-        specs_count "lua$v-pure" "build/lua$v/ik/core.so"
-    done
-    lua55_skip >/dev/null || specs_count lua5.5-pure build/lua5.5/ik/core.so
+    specs_count lua5.1-pure build/lua5.1/ik/core.so
     c_example
     c_edge_scale
     c_threads
@@ -379,6 +379,20 @@ all)
     engine_host
     love_runtime
     readme_examples
+    ;;
+pure)
+    # Every VM's specs against ik.pure (make test-pure): LuaJIT and 5.4, then 5.1 to 5.3,
+    # two at a time, and 5.5 where it runs.
+    { pure_specs_run luajit; pure_specs_run lua5.4; } &
+    { for v in 5.1 5.2 5.3; do pure_specs_run "lua$v"; done; } &
+    wait
+    for vm in luajit lua5.4 lua5.1 lua5.2 lua5.3; do
+        specs_count "$vm-pure" "build/$vm/ik/core.so"
+    done
+    if ! lua55_skip; then
+        lua55_specs_run lua5.5-pure lua
+        specs_count lua5.5-pure build/lua5.5/ik/core.so
+    fi
     ;;
 asan)
     # lua5.4 itself is not instrumented: the runtime (which has UBSan's handlers too) is

@@ -703,7 +703,11 @@ local function chain_follow(c)
     while true do
         chain_follow_parent(x)
         if x == c then return end
-        x = x.down
+        -- Cleared on the way (the C leaves a stale pointer): a reference here would keep a
+        -- child that is detached and dropped alive as long as its old parent lives.
+        local down = x.down
+        x.down = nil
+        x = down
     end
 end
 M.chain_follow = chain_follow

@@ -36,6 +36,13 @@ local progress_plain, progress_next, STOP = escape.progress_plain, escape.progre
 
 local OK = chain.OK
 local INFINITY = math.huge
+
+-- The C keeps the chains a node hung on when the rig was made (its parent, its tip's
+-- holder) as pointers, compared and never followed. Here they are values of a weak table:
+-- a rig must not keep a chain outside it alive once its root is detached from it (the C
+-- module's rig does not). A chain that is still some chain's parent is alive, so one that
+-- was collected can only differ from what the chain holds now.
+local WEAK_VALUES = { __mode = "v" }
 local SOLVER_FABRIK, SOLVER_RELAX = chain.SOLVER_FABRIK, chain.SOLVER_RELAX
 
 local M = {}
@@ -151,12 +158,12 @@ end
 local function new_node(c)
     local n = c.n
     return {
-        chain = c, parent_chain = nil, parent_joint = 0, links = 0, parent = -1, first = 0, kids = 0,
+        chain = c, had_parent = false, parent_joint = 0, links = 0, parent = -1, first = 0, kids = 0,
         above = zeros(n + 1), pre = 0, size = 0, end_ = 0, top = 0, last = 0,
         goal_x = 0.0, goal_y = 0.0, goal_z = 0.0, weight = 0.0, subtree = 0.0,
         beyond = zeros_real(n + 1), relaxed = zeros_real(3 * (n + 1)),
         eff_x = 0.0, eff_y = 0.0, eff_z = 0.0, row = 0, saved = zeros_real(8 * (n + 1)), mode = zeros(n + 1),
-        tip_parent = nil, tip_joint = 0, holds = 0, hold = -1, moves = 0, reach = 0.0, inner = 0.0,
+        had_tip_parent = false, tip_joint = 0, holds = 0, hold = -1, moves = 0, reach = 0.0, inner = 0.0,
     }
 end
 
@@ -170,6 +177,7 @@ function M.rig_init(chains, count)
         goal_at = zeros(count + 1), goal_count = 0, limited = 0, loops = zeros(count), loop_count = 0,
         index = {}, normal = zeros_real(tree.DLS_ROWS * tree.DLS_ROWS), error = zeros_real(tree.DLS_ROWS),
         y = zeros_real(tree.DLS_ROWS), progress = {}, progress_stage = {},
+        made_on = setmetatable({}, WEAK_VALUES),
     }
     for k = 0, count - 1 do rig.node[k] = new_node(chains[k]) end
     local st, culprit = check_tree(rig, chains, count)
@@ -178,10 +186,12 @@ function M.rig_init(chains, count)
     for k = 0, count - 1 do
         local nd, c = node[k], chains[k]
         nd.chain = c
-        nd.parent_chain = c.parent
+        nd.had_parent = c.parent ~= nil
+        rig.made_on[2 * k] = c.parent
         nd.links = c.links
         nd.parent_joint = c.parent_joint
-        nd.tip_parent = c.tip_parent
+        nd.had_tip_parent = c.tip_parent ~= nil
+        rig.made_on[2 * k + 1] = c.tip_parent
         nd.tip_joint = c.tip_joint
         nd.holds = c.holds
         if nd.hold >= 0 then
@@ -572,17 +582,24 @@ local function within_reach(rig)
     return true
 end
 
+-- Whether a chain a node hangs on (slot 2k: its parent, 2k + 1: its tip's holder) is the one
+-- it hung on when the rig was made (had: whether there was one).
+local function same_as_made(rig, slot, had, now)
+    if now == nil then return not had end
+    return rig.made_on[slot] == now
+end
+
 -- The tree as it was made (see rig.c).
 local function check_unchanged(rig)
     local roots = 0
     for k = 0, rig.count - 1 do
         local nd = rig.node[k]
         local c = nd.chain
-        if c.parent ~= nd.parent_chain or c.parent_joint ~= nd.parent_joint
+        if not same_as_made(rig, 2 * k, nd.had_parent, c.parent) or c.parent_joint ~= nd.parent_joint
             or (nd.parent < 0 and c.parent and c.links ~= nd.links) then
             return chain.ERR_RIG_CHANGED
         end
-        if c.tip_parent ~= nd.tip_parent or c.tip_joint ~= nd.tip_joint
+        if not same_as_made(rig, 2 * k + 1, nd.had_tip_parent, c.tip_parent) or c.tip_joint ~= nd.tip_joint
             or (nd.hold < 0 and c.tip_parent and c.holds ~= nd.holds) then
             return chain.ERR_RIG_CHANGED
         end
