@@ -9,9 +9,12 @@ function love.conf(t)
     t.window.height = 720
     t.window.msaa = 4
     t.window.vsync = 1
-    -- Not needed, and under xvfb-run (make love-screenshot) there is no sound device.
-    t.modules.audio = false
-    t.modules.sound = false
+    -- Not needed, and under xvfb-run (make love-screenshot) there is no sound device. But in
+    -- love.js (make web: LÖVE on plain Lua 5.1, so no `jit`) a window without them stops
+    -- after love.load with "RuntimeError: null function", the canvas left blank.
+    local web = jit == nil
+    t.modules.audio = web
+    t.modules.sound = web
     t.modules.video = false
     t.modules.joystick = false
     t.modules.physics = false
