@@ -17,6 +17,7 @@ local C = require("ik.core")
 local P = require("ik.pure")
 local pc = require("spec.pure_compare")
 
+local load = loadstring or load
 local unpack = table.unpack or unpack
 local pack, compare, state = pc.pack, pc.compare, pc.state
 
