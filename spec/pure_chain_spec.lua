@@ -26,7 +26,7 @@ local C_METHODS, P_METHODS = {}, {}
 local SEEDS = { 1, 2, 3, 4, 5 }
 local TRACE = os.getenv("IK_PURE_TRACE")
 -- Per seed; with IK_SPEC_QUICK=1 (make test-valgrind, 50 times slower) a tenth.
-local CALLS = tonumber(os.getenv("IK_PURE_CALLS") or "") or (os.getenv("IK_SPEC_QUICK") == "1" and 45 or 450)
+local CALLS = require("spec.pure_compare").calls(450, 45)
 
 local METHODS = {
     "count", "dim", "reach", "joint", "effector", "positions", "length", "set_length", "weight",

@@ -33,6 +33,16 @@ function M.assert_same_bits(stats)
     if M.SAME_LIBM then assert(stats.differing == 0, stats.differing .. " numbers differ") end
 end
 
+-- The random calls a differential spec makes per seed or round: IK_PURE_CALLS when set, else
+-- its default (quick: with IK_SPEC_QUICK=1, under valgrind), times IK_PURE_SCALE (default 1;
+-- tools/differential.sh raises it to make a million calls per VM).
+M.SCALE = tonumber(os.getenv("IK_PURE_SCALE") or "") or 1
+
+function M.calls(default, quick)
+    local n = tonumber(os.getenv("IK_PURE_CALLS") or "") or (os.getenv("IK_SPEC_QUICK") == "1" and quick or default)
+    return math.floor(n * M.SCALE)
+end
+
 function M.pack(...) return { n = select("#", ...), ... } end
 local pack = M.pack
 
@@ -146,9 +156,9 @@ end
 -- The figures of a run: what, its calls, and the counts since the last reset.
 function M.report(what, calls)
     local stats = M.stats
-    print(("\nik.pure vs ik.core (%s)%s: %d calls (%d refused alike), %d numbers compared, %.4f%% the same bits, %d differing (largest difference %g)")
+    print(("\nik.pure vs ik.core (%s)%s: %d calls (%d refused alike), %d numbers compared, %d the same bits (%.4f%%), %d differing (largest difference %g)")
         :format(_VERSION .. (type(jit) == "table" and " " .. jit.version or ""), what, calls, stats.errors,
-            stats.numbers, 100 * stats.identical / stats.numbers, stats.differing, stats.largest))
+            stats.numbers, stats.identical, 100 * stats.identical / stats.numbers, stats.differing, stats.largest))
     if stats.beyond then
         print(("  (a different math library: %d comparisons beyond 1e-9, the first: %s)"):format(stats.beyond, stats.first_beyond))
     end

@@ -31,7 +31,7 @@ local function float(lo, hi) return lo + (hi - lo) * math.random() end
 
 local QUICK = os.getenv("IK_SPEC_QUICK") == "1"
 local SEEDS = { 11, 12, 13, 14, 15 }
-local CALLS = tonumber(os.getenv("IK_PURE_CALLS") or "") or (QUICK and 30 or 300)
+local CALLS = pc.calls(300, 30)
 
 -- ---- the C side, through the FFI ----
 

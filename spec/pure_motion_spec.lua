@@ -29,8 +29,8 @@ local pack, compare, state = pc.pack, pc.compare, pc.state
 local SEEDS = { 1, 2, 3, 4, 5 }
 local QUICK = os.getenv("IK_SPEC_QUICK") == "1"
 -- Per seed; with IK_SPEC_QUICK=1 (make test-valgrind, 50 times slower) a tenth.
-local CALLS = tonumber(os.getenv("IK_PURE_CALLS") or "") or (QUICK and 40 or 400)
-local FRAMES = QUICK and 60 or 600 -- a walk's frames, per seed
+local CALLS = pc.calls(400, 40)
+local FRAMES = math.floor((QUICK and 60 or 600) * pc.SCALE) -- a walk's frames, per seed
 local WORLD = 5 -- chains on each side
 local BY_KIND -- see below
 

@@ -26,7 +26,7 @@ local pack = pc.pack
 local KINDS = { "humanoid", "tree", "loop", "roots", "outside", "many" }
 local SEEDS = { 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12 }
 -- Per seed; with IK_SPEC_QUICK=1 (make test-valgrind, 50 times slower) a tenth.
-local CALLS = tonumber(os.getenv("IK_PURE_CALLS") or "") or (os.getenv("IK_SPEC_QUICK") == "1" and 10 or 100)
+local CALLS = pc.calls(100, 10)
 local TRACE = os.getenv("IK_PURE_TRACE")
 
 -- One call site per method, shared by both backends, so that an error's position and the

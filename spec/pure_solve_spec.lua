@@ -23,7 +23,7 @@ local pack, compare, state = pc.pack, pc.compare, pc.state
 
 local SEEDS = { 1, 2, 3, 4, 5 }
 -- Per seed; with IK_SPEC_QUICK=1 (make test-valgrind, 50 times slower) a tenth.
-local CALLS = tonumber(os.getenv("IK_PURE_CALLS") or "") or (os.getenv("IK_SPEC_QUICK") == "1" and 60 or 600)
+local CALLS = pc.calls(600, 60)
 local TRACE = os.getenv("IK_PURE_TRACE")
 local WORLD = 6 -- chains on each side
 
