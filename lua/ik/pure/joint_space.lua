@@ -232,11 +232,13 @@ local function new_rows()
         gap_axis_x = 0.0, gap_axis_y = 0.0, gap_axis_z = 0.0, hinge_tip = false, distance = 0.0 }
 end
 
--- The C's struct assignment `now = rows` before the error of a step is measured into now:
--- only what finish_error does not write (it writes the rest, every row of its k included).
--- Kept, now becomes rows by a swap of the two tables (speed: no copy of the rows).
-local function start_rows(to, from)
-    to.oriented, to.unit, to.scale = from.oriented, from.unit, from.scale
+-- The C's struct assignment.
+local function copy_rows(to, from)
+    local te, fe = to.e, from.e
+    to.k, to.oriented, to.unit, to.scale = from.k, from.oriented, from.unit, from.scale
+    for i = 0, 5 do te[i] = fe[i] end
+    to.gap_axis_x, to.gap_axis_y, to.gap_axis_z = from.gap_axis_x, from.gap_axis_y, from.gap_axis_z
+    to.hinge_tip, to.distance = from.hinge_tip, from.distance
 end
 
 -- The turn bone m - 1 still needs so that the tip bone can take its orientation goal
@@ -675,14 +677,14 @@ local function finish(c, tx, ty, tz, m_, iterations, first)
             unbends = unbends + 1
             done, size = finish_error(c, tx, ty, tz, m_, rows)
         else
-            start_rows(now, rows)
+            copy_rows(now, rows)
             local met_now, after = finish_error(c, tx, ty, tz, m_, now)
             if after < size then
                 -- a gain of less than a percent twice running: a minimum the limits made
                 stuck = after > 0.99 * size and stuck + 1 or 0
                 lambda2 = lambda2 * 0.25
                 if lambda2 < 1e-12 then lambda2 = 1e-12 end
-                rows, now = now, rows
+                copy_rows(rows, now)
                 size, done = after, met_now
             else
                 restore_pose(c, first, m_) -- (3D: to rounding, so measured again)
