@@ -32,10 +32,11 @@ local function count(loop, calls)
     -- a stack the collection shrank (Lua 5.1 to 5.3) grows back before the count, on every
     -- path the loop's index takes (i % 3, i % 5, i % 7 ...): a path first taken during the
     -- count could grow it there
-    -- Under LuaJIT the warm-up stays at the counted call's own site, as before warm_up: from
-    -- warm_up, two CI runs against ik.pure counted 1.00 and 1.18 KB in other cases (traces;
-    -- the stack above has not been seen to matter there).
-    if jit then loop(pure and (calls or CALLS) or 64) else warm_up(loop, pure and (calls or CALLS) or 64) end
+    -- Under LuaJIT the warm-up stays at the counted call's own site, as it ran in CI before
+    -- warm_up was written (there the counts against ik.pure are the compiler's traces; the
+    -- stack has not been seen to matter).
+    local warm = pure and (calls or CALLS) or 64
+    if jit then loop(warm) else warm_up(loop, warm) end
     local before = collectgarbage("count")
     loop(calls or CALLS)
     local after = collectgarbage("count")
