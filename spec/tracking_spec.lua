@@ -142,3 +142,65 @@ describe("joint-space steps with an orientation goal and a limited tip bone", fu
         end
     end
 end)
+
+-- Tracking with limits (src/joint_space.c, center): the steps alone leave a joint on a bound
+-- once it got there, and the pose drifted into the corners of its ranges until the goal was
+-- lost and found again by a jump; each tracked solve now first turns the bounded joints
+-- towards the middle of their ranges, in the null space of the goal. A workload of its own
+-- (not a bench's): 2D chains of 6 bones, each range 0.4 to 3 rad wide anywhere in (-2.5, 2.5),
+-- a puppet whose joints follow sums of two sines within their ranges, tracked at 10
+-- iterations a frame. Here, before the centring, 9, 11 and 9 of the 12 chains (FABRIK, CCD,
+-- relaxation) stayed within 3x the animation's largest turn a frame, and 4789, 4798 and 4784
+-- of 4800 frames were met; with it all 12 and every frame. (On 20 other chains of the same
+-- kind: 13 to 14 of 20 before, 17 of 20 with it.)
+describe("tracking with limits", function()
+    local N, CHAINS, FRAMES = 6, 12, 400
+    local sin, max = math.sin, math.max
+    for _, solver in ipairs({ "fabrik", "ccd", "relax" }) do
+        it(solver .. ", 2D: 97% of frames met, and 11 of 12 chains never turn a joint more than 3x the animation in a frame", function()
+            local rng = h.rng(20261127)
+            local met_all, calm, report = 0, 0, {}
+            for ch = 1, CHAINS do
+                local lengths, lo, hi, p1, p2, w1, w2 = {}, {}, {}, {}, {}, {}, {}
+                for i = 1, N do
+                    lengths[i] = 0.3 + 1.2 * rng.next()
+                    local width = 0.4 + 2.6 * rng.next()
+                    lo[i] = -2.5 + (5 - width) * rng.next()
+                    hi[i] = lo[i] + width
+                    p1[i], p2[i] = 6.28 * rng.next(), 6.28 * rng.next()
+                    w1[i], w2[i] = 0.01 + 0.03 * rng.next(), 0.02 + 0.05 * rng.next()
+                end
+                local puppet, chain = ik.chain2d(lengths), ik.chain2d(lengths)
+                for i = 1, N do chain:set_limit(i, lo[i], hi[i]) end
+                chain:configure({ solver = solver, iterations = 10, tolerance = 1e-3 })
+                local function play(frame)
+                    for i = 1, N do
+                        local u = 0.5 + 0.3 * sin(p1[i] + w1[i] * frame) + 0.15 * sin(p2[i] + w2[i] * frame)
+                        puppet:set_angle(i, lo[i] + (hi[i] - lo[i]) * u)
+                    end
+                end
+                play(0)
+                chain:set_angles(puppet:angles())
+                local before, shown = chain:angles(), puppet:angles()
+                local met, most, most_shown = 0, 0, 0
+                for frame = 1, FRAMES do
+                    play(frame)
+                    if chain:solve(puppet:effector()) then met = met + 1 end
+                    local now, shown_now = chain:angles(), puppet:angles()
+                    for i = 1, N do
+                        most = max(most, math.abs(now[i] - before[i]))
+                        most_shown = max(most_shown, math.abs(shown_now[i] - shown[i]))
+                    end
+                    before, shown = now, shown_now
+                end
+                met_all = met_all + met
+                if most <= 3 * most_shown then calm = calm + 1 end
+                report[#report + 1] = ("%d: %d met, %.3f / %.3f"):format(ch, met, most, most_shown)
+            end
+            local what = ("%d of %d frames met, %d of %d chains within 3x (chain: frames met, largest turn / the animation's: %s)")
+                :format(met_all, CHAINS * FRAMES, calm, CHAINS, table.concat(report, "; "))
+            assert(met_all >= 0.97 * CHAINS * FRAMES, what)
+            assert(calm >= 11, what)
+        end)
+    end
+end)

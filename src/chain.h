@@ -378,8 +378,10 @@ int ik_solve_spd(ik_real *a, int stride, int k, const ik_real *e, ik_real *y);
  */
 int ik_limits_oriented(const ik_chain *chain, int m);
 /* A goal within this fraction of the reach from the tip is tracked (moved a little since
-   the last frame): ik_joint_track, and solve.c's other tries. */
-#define IK_TRACK_NEAR 0.05
+   the last frame): ik_joint_track, and solve.c's other tries. 0.15: an animation moves a
+   tip up to 5.5% of the reach a frame (bench/track_limits.lua), and at 0.05 the frames that
+   moved more were solved afresh by the passes, which jumped (with limits: up to 1.4 rad). */
+#define IK_TRACK_NEAR 0.15
 /*
  * A solve whose joint m is already near target (a goal tracked frame by frame):
  * joint-space steps first, as ik_joint_finish. Returns 1 when they met the goal (the solve

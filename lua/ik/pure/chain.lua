@@ -30,7 +30,7 @@ M.MAX_BONES = 16777216 -- 2^24
 M.MAX_ITERATIONS = 16384
 M.STALL_ITERATIONS = 8
 -- chain.h: a goal within this fraction of the reach from the tip is tracked.
-M.TRACK_NEAR = 0.05
+M.TRACK_NEAR = 0.15
 local MAX_COORD, MAX_BONES = M.MAX_COORD, M.MAX_BONES
 
 -- The statuses in ik.h's order (M.OK = 0, M.ERR_COUNT = 1, ...) and ik_status_string's
