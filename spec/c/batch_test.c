@@ -8,7 +8,8 @@
  * and compacted as chains finish), bone counts held by one chain only and chains too long for the lanes' scratch
  * (interleaved), targets on the line of a straight chain (the escape bends it mid-batch),
  * bones of 0, 1e-200 and 1e200 (the step that normalises first), tolerance 0, few and many
- * iterations, targets out of reach and already met; 2D and 3D.
+ * iterations, targets out of reach, already met and tracked (near the tip: the joint-space
+ * steps, which the batch takes chain by chain); 2D and 3D.
  *
  * make test builds it three times: as is (AVX2 where the processor has it, else SSE2),
  * with -DIK_NO_AVX2 (SSE2), and with -DIK_NO_LANES (no vector path): all three must agree
@@ -166,6 +167,11 @@ static long run(int dim, long *iterations)
             if (r % 6 == 5 && k % 2 == 0) { /* already met: the tip itself */
                 memcpy(targets + (size_t)k * dim, ik_chain_positions(w.one[k]) + (size_t)w.n[k] * dim,
                        (size_t)dim * sizeof(ik_real));
+            } else if (r % 3 != 0 && k % 4 != 1) { /* tracked: near the tip (the joint-space steps) */
+                const ik_real *tip = ik_chain_positions(w.one[k]) + (size_t)w.n[k] * dim;
+                double reach = ik_chain_reach(w.one[k]), near = (r % 3 == 1 ? 0.02 : 0.1) * reach;
+                int a;
+                for (a = 0; a < dim; a++) targets[(size_t)k * dim + a] = tip[a] + near * (2 * random01() - 1);
             }
             ik_chain_solve(w.one[k], targets + (size_t)k * dim, &single[k]);
             *iterations += single[k].iterations;
