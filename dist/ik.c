@@ -6123,6 +6123,30 @@ static int tries_wanted(const ik_chain *c, ik_solver solver, const ik_result *ou
            (!tracking || miss(c, out) >= before);
 }
 
+/*
+ * A tip bone with an orientation goal and a limit: the solvers reach for the point behind
+ * it, blind to whether the tip's limit lets it take its goal from there, so one start can
+ * spend the whole budget closing in where the tip cannot be (a 3D 3-bone chain's tip went
+ * from 2.3 to 4.3 away over 28 iterations while the point behind closed in; with 200
+ * iterations instead of 64, the tries reached 98% of bench/limits.lua's goals, not 95%).
+ * Such a solve, when it may try again and is not tracking, gives its first start a
+ * quarter of the budget and the tries from other poses the rest. Measured with 64
+ * iterations, from straight / from random, before -> after: bench/limits.lua 3D CCD 96.4 /
+ * 94.8 -> 97.4 / 97.3%, FABRIK 97.2 / 95.8 -> 97.8 / 97.1, relax 97.1 / 95.9 -> 97.8 /
+ * 97.0; 2D CCD 95.8 / 95.7 -> 98.0 / 97.8, FABRIK and relax 96.1 -> 96.6 / 97.1; and on 1000
+ * goals of chains made apart from that bench (other limits, lengths and poses) every row
+ * gained 0.9 to 2.7 points (2D 93.3-94.2 -> 94.9-96.0%, 3D 96.2-97.1 -> 97.8-98.0%). A third
+ * of the budget gave about the same; a half lost 2 points on FABRIK and relaxation.
+ */
+#define FIRST_SHARE 4
+
+static int first_budget(const ik_chain *c, ik_solver solver, int tracking)
+{
+    int budget = ik_iteration_budget(c->settings.iterations), share = budget / FIRST_SHARE;
+    if (tracking || !may_try(c, solver) || !ik_limits_oriented(c, c->n - 1)) return c->settings.iterations;
+    return share > 0 ? share : 1;
+}
+
 /* The local pose kept as the best so far, and put back from it. */
 static void keep_best(ik_chain *c)
 {
@@ -6240,7 +6264,7 @@ static ik_status solve_with(ik_chain *c, ik_solver solver, const ik_real *target
 {
     solve s;
     ik_real before;
-    int tracking;
+    int tracking, iterations;
     ik_status st = check_solve(c, solver, target);
     if (st != IK_OK) return st;
     if (target) ik_chain_keep_target(c, target); /* checked above */
@@ -6251,9 +6275,12 @@ static ik_status solve_with(ik_chain *c, ik_solver solver, const ik_real *target
         return IK_OK;
     }
     before = miss_before(c, solver, &tracking);
+    iterations = c->settings.iterations;
+    c->settings.iterations = first_budget(c, solver, tracking); /* read back by the solvers */
     way_in(c, solver, &s);
     if (s.run) run_solver(c, &s);
     way_out(c, &s, out);
+    c->settings.iterations = iterations;
     if (tries_wanted(c, solver, out, before, tracking)) try_again(c, solver, out);
     return IK_OK;
 }

@@ -27,8 +27,9 @@ local aim = require("ik.pure.aim")
 local fabrik = require("ik.pure.fabrik")
 local ccd = require("ik.pure.ccd")
 local relax = require("ik.pure.relax")
+local limits_oriented = require("ik.pure.joint_space").limits_oriented
 
-local exp, sqrt = math.exp, math.sqrt
+local exp, sqrt, floor = math.exp, math.sqrt, math.floor
 local v3_add, v3_sub, v3_scale, v3_dot, v3_len, v3_normalize_or = m.v3_add, m.v3_sub, m.v3_scale, m.v3_dot, m.v3_len, m.v3_normalize_or
 local q_mul, q_normalize, q_from_to, q_x_axis, fmax = m.q_mul, m.q_normalize, m.q_from_to, m.q_x_axis, m.fmax
 local joint_v3, dir_v3, chain_settle, chain_fk = chain.joint_v3, chain.dir_v3, chain.chain_settle, chain.chain_fk
@@ -351,6 +352,17 @@ local function tries_wanted(c, solver, out, before, tracking)
         and (not tracking or miss(c, out) >= before)
 end
 
+-- A tip bone with an orientation goal and a limit: a solve that may try again, not
+-- tracking, gives its first start a quarter of the budget (see the C).
+local FIRST_SHARE = 4
+
+local function first_budget(c, solver, tracking)
+    local budget = iteration_budget(c.settings.iterations)
+    local share = floor(budget / FIRST_SHARE)
+    if tracking or not may_try(c, solver) or not limits_oriented(c, c.n - 1) then return c.settings.iterations end
+    return share > 0 and share or 1
+end
+
 -- The local pose kept as the best so far, and put back from it.
 local function keep_best(c)
     local n = c.n
@@ -485,9 +497,12 @@ local function solve_with(c, solver, x, y, z, out)
     end
     local s = the_solve
     local before, tracking = miss_before(c, solver)
+    local iterations = c.settings.iterations
+    c.settings.iterations = first_budget(c, solver, tracking) -- read back by the solvers
     way_in(c, solver, s)
     if s.run then run_solver(c, s) end
     way_out(c, s, out)
+    c.settings.iterations = iterations
     if tries_wanted(c, solver, out, before, tracking) then try_again(c, solver, out) end
     return OK
 end
