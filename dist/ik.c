@@ -3069,7 +3069,67 @@ static int finish_in_range(const ik_chain *c, ik_vec3 target, int m, ik_real uni
     return 1;
 }
 
-static int finish(ik_chain *c, ik_vec3 target, int m, int iterations, int first, int *met, ik_real *distance)
+/*
+ * Tracking with limits: the steps take the smallest turns that bring the tip to its goal, so
+ * a joint that reached a bound stays on it, and frame by frame the pose drifts into the
+ * corners of its ranges until too few joints are left free to follow the goal; then the
+ * chain loses it and jumps when the solve finds it again (bench/track_limits.lua: 2 of 8
+ * chains of 6 bones stayed within 3 times the animation's own turn a frame). So a tracked
+ * solve first turns each joint with bounds (a 2D range, a 3D hinge) towards the middle of
+ * its range, by CENTER_RATE times how far it is from the middle in half ranges, with the
+ * tip's share of that turn taken out by the other joints (the turns projected on the steps'
+ * null space: g - J^T (J J^T + CENTER_DAMPING I)^-1 J g); the steps then take what the
+ * projection, linear, left. Only where the joints can move more ways than the rows ask:
+ * otherwise no turn leaves the tip where it is. The rate was measured at 0.005 to 0.1 a
+ * solve; bench/limits.lua 2D 6 bones tracking, the largest change of a joint between frames
+ * 1.355 / 0.505 / 0.845 rad (FABRIK / CCD / relax) -> 0.060 for all three (the animation
+ * turns 0.038).
+ */
+#define CENTER_RATE 0.05
+#define CENTER_DAMPING 1e-6
+
+/* Bone j's turn towards the middle of its range, before the projection. */
+static ik_real center_pull(const ik_chain *c, int j)
+{
+    const ik_limit *limit = &c->limit[j];
+    ik_real half = (limit->max - limit->min) / 2;
+    if (!ik_joint_has_bounds(c, j) || !(half > 0)) return 0;
+    return CENTER_RATE * ((limit->min + half - ik_joint_bound_angle(c, j)) / half);
+}
+
+/* The turn above, from the rows of the pose as it stands (finish's, goal not met); each
+   bone's pull kept in c->work (free until finish's steps). Returns whether it turned. */
+static int center(ik_chain *c, int m, int first, const finish_rows *rows)
+{
+    ik_real a[6][6], col[3][6], b[6] = {0, 0, 0, 0, 0, 0}, y[6], *pull = c->work;
+    ik_vec3 tip = ik_joint_v3(c, m);
+    int i, j, k, l, n, ways = 0, pulled = 0;
+    for (k = 0; k < rows->k; k++)
+        for (l = 0; l < rows->k; l++) a[k][l] = k == l ? CENTER_DAMPING : 0;
+    for (j = first; j < m; j++) {
+        pull[j] = center_pull(c, j);
+        if (pull[j] != 0) pulled = 1;
+        n = joint_columns(c, j, 0, lever(c, tip, j, rows), rows, col);
+        ways += n;
+        for (i = 0; i < n; i++)
+            for (k = 0; k < rows->k; k++) {
+                for (l = 0; l <= k; l++) a[k][l] += col[i][k] * col[i][l];
+                b[k] += col[i][k] * pull[j]; /* a joint with bounds has one column */
+            }
+    }
+    if (!pulled || ways <= rows->k || !ik_solve_spd(&a[0][0], 6, rows->k, b, y)) return 0;
+    for (j = first; j < m; j++) {
+        ik_vec3 t = joint_turn(c, j, 0, lever(c, tip, j, rows), rows, y);
+        ik_joint_turn(c, j, ik_v3(pull[j] - t.x, -t.y, -t.z));
+    }
+    ik_chain_mark_stale(c, first);
+    ik_chain_fk(c);
+    return 1;
+}
+
+/* centre: a tracked solve, which turns the bounded joints first (center, above). */
+static int finish(ik_chain *c, ik_vec3 target, int m, int iterations, int first, int centre, int *met,
+                  ik_real *distance)
 {
     ik_real reach = ik_chain_reach_to(c, m, NULL), lambda2, size;
     finish_rows rows;
@@ -3095,6 +3155,7 @@ static int finish(ik_chain *c, ik_vec3 target, int m, int iterations, int first,
     lambda2 = FINISH_DAMPING;
     /* The error of the pose as it stands: measured again only when the pose changed. */
     done = finish_error(c, target, m, &rows, &size);
+    if (centre && c->limited && !done && center(c, m, first, &rows)) done = finish_error(c, target, m, &rows, &size);
     while (iter < iterations && !done) {
         ik_real after;
         finish_rows now;
@@ -3164,7 +3225,7 @@ int ik_joint_finish(ik_chain *c, ik_vec3 target, int m, int iterations, int firs
     int met, used;
     ik_real distance;
     keep_points_rot(c, points);
-    used = finish(c, target, m, iterations, first, &met, &distance);
+    used = finish(c, target, m, iterations, first, 0, &met, &distance);
     derive_from_points(c, points);
     return used;
 }
@@ -3181,67 +3242,6 @@ int ik_joint_finish(ik_chain *c, ik_vec3 target, int m, int iterations, int firs
  * stay as the textbooks have them, here too.
  */
 
-/*
- * Tracking with limits: the steps take the smallest turns that bring the tip to its goal, so
- * a joint that reached a bound stays on it, and frame by frame the pose drifts into the
- * corners of its ranges until too few joints are left free to follow the goal; then the
- * chain loses it and jumps when the solve finds it again (bench/track_limits.lua: 2 of 8
- * chains of 6 bones stayed within 3 times the animation's own turn a frame). So a tracked
- * solve first turns each joint with bounds (a 2D range, a 3D hinge) towards the middle of
- * its range, by CENTER_RATE times how far it is from the middle in half ranges, with the
- * tip's share of that turn taken out by the other joints (the turns projected on the steps'
- * null space: g - J^T (J J^T + CENTER_DAMPING I)^-1 J g); the steps then take what the
- * projection, linear, left. Only where the joints can move more ways than the rows ask:
- * otherwise no turn leaves the tip where it is. The rate was measured at 0.005 to 0.1 a
- * solve; bench/limits.lua 2D 6 bones tracking, the largest change of a joint between frames
- * 1.355 / 0.505 / 0.845 rad (FABRIK / CCD / relax) -> 0.060 for all three (the animation
- * turns 0.038).
- */
-#define CENTER_RATE 0.05
-#define CENTER_DAMPING 1e-6
-
-/* Bone j's turn towards the middle of its range, before the projection. */
-static ik_real center_pull(const ik_chain *c, int j)
-{
-    const ik_limit *limit = &c->limit[j];
-    ik_real half = (limit->max - limit->min) / 2;
-    if (!ik_joint_has_bounds(c, j) || !(half > 0)) return 0;
-    return CENTER_RATE * ((limit->min + half - ik_joint_bound_angle(c, j)) / half);
-}
-
-static void center(ik_chain *c, ik_vec3 target, int m, int first)
-{
-    finish_rows rows;
-    ik_real a[6][6], col[3][6], b[6] = {0, 0, 0, 0, 0, 0}, y[6], size, g;
-    ik_vec3 tip = ik_joint_v3(c, m);
-    int i, j, k, l, n, ways = 0, pulled = 0;
-    rows.oriented = ik_limits_oriented(c, m);
-    rows.unit = 1 / ik_chain_reach_to(c, m, NULL);
-    rows.scale = 1.0 / 8;
-    /* a goal met already: no turn (a goal that stays put moves nothing) */
-    if (!finish_in_range(c, target, m, rows.unit) || finish_error(c, target, m, &rows, &size)) return;
-    for (k = 0; k < rows.k; k++)
-        for (l = 0; l < rows.k; l++) a[k][l] = k == l ? CENTER_DAMPING : 0;
-    for (j = first; j < m; j++) {
-        g = center_pull(c, j);
-        if (g != 0) pulled = 1;
-        n = joint_columns(c, j, 0, lever(c, tip, j, &rows), &rows, col);
-        ways += n;
-        for (i = 0; i < n; i++)
-            for (k = 0; k < rows.k; k++) {
-                for (l = 0; l <= k; l++) a[k][l] += col[i][k] * col[i][l];
-                b[k] += col[i][k] * g; /* a joint with bounds has one column */
-            }
-    }
-    if (!pulled || ways <= rows.k || !ik_solve_spd(&a[0][0], 6, rows.k, b, y)) return;
-    for (j = first; j < m; j++) {
-        ik_vec3 t = joint_turn(c, j, 0, lever(c, tip, j, &rows), &rows, y);
-        ik_joint_turn(c, j, ik_v3(center_pull(c, j) - t.x, -t.y, -t.z));
-    }
-    ik_chain_mark_stale(c, first);
-    ik_chain_fk(c);
-}
-
 int ik_joint_track(ik_chain *c, ik_vec3 target, int m, int first, int points, int *used, ik_real *distance)
 {
     ik_real reach, left;
@@ -3254,15 +3254,7 @@ int ik_joint_track(ik_chain *c, ik_vec3 target, int m, int first, int points, in
     if (!c->limited && !(ik_v3_len(ik_v3_sub(target, ik_joint_v3(c, 0))) < reach - c->settings.tolerance))
         return 0;
     keep_points_rot(c, points);
-    if (c->limited) {
-        if (c->pose_behind) { /* (finish below does the same) */
-            ik_chain_settle(c);
-            ik_chain_mark_stale(c, first);
-        }
-        ik_chain_fk(c);
-        center(c, target, m, first);
-    }
-    *used = finish(c, target, m, ik_iteration_budget(c->settings.iterations), first, &met, &left);
+    *used = finish(c, target, m, ik_iteration_budget(c->settings.iterations), first, 1, &met, &left);
     derive_from_points(c, points);
     if (distance) *distance = left;
     return met;
@@ -6133,10 +6125,10 @@ static int tries_wanted(const ik_chain *c, ik_solver solver, const ik_result *ou
  * quarter of the budget and the tries from other poses the rest. Measured with 64
  * iterations, from straight / from random, before -> after: bench/limits.lua 3D CCD 96.4 /
  * 94.8 -> 97.4 / 97.3%, FABRIK 97.2 / 95.8 -> 97.8 / 97.1, relax 97.1 / 95.9 -> 97.8 /
- * 97.0; 2D CCD 95.8 / 95.7 -> 98.0 / 97.8, FABRIK and relax 96.1 -> 96.6 / 97.1; and on 1000
- * goals of chains made apart from that bench (other limits, lengths and poses) every row
- * gained 0.9 to 2.7 points (2D 93.3-94.2 -> 94.9-96.0%, 3D 96.2-97.1 -> 97.8-98.0%). A third
- * of the budget gave about the same; a half lost 2 points on FABRIK and relaxation.
+ * 97.0; 2D CCD 95.8 / 95.7 -> 98.0 / 97.8, FABRIK and relax 96.1 -> 96.6 / 97.1; and on
+ * bench/limits_fresh.lua's chains (other limits, lengths and poses) every row gained (2D
+ * 93.1-93.9 -> 94.4-96.8%, 3D 95.6-97.2 -> 97.4-98.4%). A third of the budget gave about
+ * the same; a half lost 2 points on FABRIK and relaxation.
  */
 #define FIRST_SHARE 4
 

@@ -650,8 +650,65 @@ end
 -- finish's rows and the rows of a step being measured (finish is never nested).
 local the_rows, now_rows = new_rows(), new_rows()
 
--- The steps used, whether met, and the tip's distance (NaN when none was measured).
-local function finish(c, tx, ty, tz, m_, iterations, first)
+-- Tracking with limits: before the steps, each joint with bounds turns towards the middle
+-- of its range, the tip's share of that turn taken out by the other joints (see the C).
+local CENTER_RATE = 0.05
+local CENTER_DAMPING = 1e-6
+
+-- Bone j's turn towards the middle of its range, before the projection.
+local function center_pull(c, j)
+    local limit = c.limit[j]
+    local half = (limit.max - limit.min) / 2
+    if not joint_has_bounds(c, j) or not (half > 0) then return 0.0 end
+    return CENTER_RATE * ((limit.min + half - joint_bound_angle(c, j)) / half)
+end
+
+-- center's own arrays (made once).
+local center_a, center_col, center_axes, center_b, center_y = {}, {}, {}, {}, {}
+for i = 0, 35 do center_a[i] = 0.0 end
+for i = 0, 17 do center_col[i] = 0.0 end
+for i = 0, 8 do center_axes[i] = 0.0 end
+for i = 0, 5 do center_b[i], center_y[i] = 0.0, 0.0 end
+
+-- The turn above, from finish's rows of the pose as it stands (goal not met); each bone's
+-- pull kept in c.work (free until finish's steps). Returns whether it turned.
+local function center(c, m_, first, rows)
+    local a, col, axes, b, y, pull = center_a, center_col, center_axes, center_b, center_y, c.work
+    local px, py, pz = joint_v3(c, m_)
+    local ways, pulled, rk = 0, false, rows.k
+    for i = 0, 5 do b[i] = 0.0 end
+    for k = 0, rk - 1 do
+        for l = 0, rk - 1 do a[6 * k + l] = k == l and CENTER_DAMPING or 0.0 end
+    end
+    for j = first, m_ - 1 do
+        local g = center_pull(c, j)
+        pull[j] = g
+        if g ~= 0 then pulled = true end
+        local rx, ry, rz = lever(c, px, py, pz, j, rows)
+        local n = joint_columns(c, j, 0, rx, ry, rz, rows, col, axes)
+        ways = ways + n
+        for i = 0, n - 1 do
+            local o = 6 * i
+            for k = 0, rk - 1 do
+                for l = 0, k do a[6 * k + l] = a[6 * k + l] + col[o + k] * col[o + l] end
+                b[k] = b[k] + col[o + k] * g -- a joint with bounds has one column
+            end
+        end
+    end
+    if not pulled or ways <= rk or not solve_spd(a, 6, rk, b, y) then return false end
+    for j = first, m_ - 1 do
+        local rx, ry, rz = lever(c, px, py, pz, j, rows)
+        local ux, uy, uz = solution_turn(c, j, 0, rx, ry, rz, rows, y)
+        joint_turn(c, j, pull[j] - ux, -uy, -uz)
+    end
+    chain_mark_stale(c, first)
+    chain_fk(c)
+    return true
+end
+
+-- The steps used, whether met, and the tip's distance (NaN when none was measured). centre:
+-- a tracked solve, which turns the bounded joints first (center, above).
+local function finish(c, tx, ty, tz, m_, iterations, first, centre)
     local reach = chain_reach_to(c, m_)
     local rows, now = the_rows, now_rows
     local iter, unbends, stuck = 0, 0, 0
@@ -669,6 +726,9 @@ local function finish(c, tx, ty, tz, m_, iterations, first)
     local lambda2 = FINISH_DAMPING
     -- The error of the pose as it stands: measured again only when the pose changed.
     local done, size = finish_error(c, tx, ty, tz, m_, rows)
+    if centre and c.limited ~= 0 and not done and center(c, m_, first, rows) then
+        done, size = finish_error(c, tx, ty, tz, m_, rows)
+    end
     while iter < iterations and not done do
         keep_pose(c, first, m_)
         iter = iter + 1
@@ -729,67 +789,9 @@ end
 -- The steps used. points: a solver on points (FABRIK, relaxation).
 function M.joint_finish(c, tx, ty, tz, m_, iterations, first, points)
     keep_points_rot(c, points)
-    local used = finish(c, tx, ty, tz, m_, iterations, first)
+    local used = finish(c, tx, ty, tz, m_, iterations, first, false)
     derive_from_points(c, points)
     return used
-end
-
--- Tracking with limits: before the steps, each joint with bounds turns towards the middle
--- of its range, the tip's share of that turn taken out by the other joints (see the C).
-local CENTER_RATE = 0.05
-local CENTER_DAMPING = 1e-6
-
--- Bone j's turn towards the middle of its range, before the projection.
-local function center_pull(c, j)
-    local limit = c.limit[j]
-    local half = (limit.max - limit.min) / 2
-    if not joint_has_bounds(c, j) or not (half > 0) then return 0.0 end
-    return CENTER_RATE * ((limit.min + half - joint_bound_angle(c, j)) / half)
-end
-
--- center's own arrays and rows (made once).
-local center_rows, center_a, center_col, center_axes, center_b, center_y = new_rows(), {}, {}, {}, {}, {}
-for i = 0, 35 do center_a[i] = 0.0 end
-for i = 0, 17 do center_col[i] = 0.0 end
-for i = 0, 8 do center_axes[i] = 0.0 end
-for i = 0, 5 do center_b[i], center_y[i] = 0.0, 0.0 end
-
-local function center(c, tx, ty, tz, m_, first)
-    local rows, a, col, axes, b, y = center_rows, center_a, center_col, center_axes, center_b, center_y
-    local px, py, pz = joint_v3(c, m_)
-    local ways, pulled = 0, false
-    for i = 0, 5 do b[i] = 0.0 end
-    rows.oriented = limits_oriented(c, m_)
-    rows.unit = 1 / chain_reach_to(c, m_)
-    rows.scale = 1.0 / 8
-    -- a goal met already: no turn (a goal that stays put moves nothing)
-    if not finish_in_range(c, tx, ty, tz, m_, rows.unit) or finish_error(c, tx, ty, tz, m_, rows) then return end
-    local rk = rows.k
-    for k = 0, rk - 1 do
-        for l = 0, rk - 1 do a[6 * k + l] = k == l and CENTER_DAMPING or 0.0 end
-    end
-    for j = first, m_ - 1 do
-        local g = center_pull(c, j)
-        if g ~= 0 then pulled = true end
-        local rx, ry, rz = lever(c, px, py, pz, j, rows)
-        local n = joint_columns(c, j, 0, rx, ry, rz, rows, col, axes)
-        ways = ways + n
-        for i = 0, n - 1 do
-            local o = 6 * i
-            for k = 0, rk - 1 do
-                for l = 0, k do a[6 * k + l] = a[6 * k + l] + col[o + k] * col[o + l] end
-                b[k] = b[k] + col[o + k] * g -- a joint with bounds has one column
-            end
-        end
-    end
-    if not pulled or ways <= rk or not solve_spd(a, 6, rk, b, y) then return end
-    for j = first, m_ - 1 do
-        local rx, ry, rz = lever(c, px, py, pz, j, rows)
-        local ux, uy, uz = solution_turn(c, j, 0, rx, ry, rz, rows, y)
-        joint_turn(c, j, center_pull(c, j) - ux, -uy, -uz)
-    end
-    chain_mark_stale(c, first)
-    chain_fk(c)
 end
 
 -- Tracking: whether the steps met the goal, the steps used, and joint m's distance after
@@ -804,15 +806,7 @@ function M.joint_track(c, tx, ty, tz, m_, first, points, distance)
         if not (v3_len(tx - bx, ty - by, tz - bz) < reach - c.settings.tolerance) then return false, 0, distance end
     end
     keep_points_rot(c, points)
-    if c.limited ~= 0 then
-        if c.pose_behind then -- (finish below does the same)
-            chain_settle(c)
-            chain_mark_stale(c, first)
-        end
-        chain_fk(c)
-        center(c, tx, ty, tz, m_, first)
-    end
-    local used, met, left = finish(c, tx, ty, tz, m_, iteration_budget(c.settings.iterations), first)
+    local used, met, left = finish(c, tx, ty, tz, m_, iteration_budget(c.settings.iterations), first, true)
     derive_from_points(c, points)
     return met, used, left
 end
