@@ -28,7 +28,8 @@
 #                 and mean iterations of the solvers, orientation goals, aiming and rigs
 #                 (bench/rates.lua); with joint limits, chains and rigs from straight, from
 #                 random poses and tracking (bench/limits.lua), 2D tracking with limits on
-#                 many chains (bench/track_limits.lua); motion over time: drag,
+#                 many chains (bench/track_limits.lua), and on workloads made apart from
+#                 those (bench/limits_fresh.lua); motion over time: drag,
 #                 simulate and the gait, their accuracy and cost beside hand-written Lua
 #                 (bench/motion.lua); closed loops: a four-bar linkage against its analytic
 #                 solution, two hands on a staff (bench/loops.lua); what large trees cost at
@@ -378,6 +379,7 @@ bench: deps $(LUA54_MOD) luajit build/bench/bench
 	IK_CPATH="build/luajit/?.so" luajit bench/rates.lua
 	lua5.4 bench/limits.lua
 	lua5.4 bench/track_limits.lua
+	lua5.4 bench/limits_fresh.lua
 	lua5.4 bench/motion.lua
 	IK_CPATH="build/luajit/?.so" luajit bench/motion.lua
 	lua5.4 bench/loops.lua

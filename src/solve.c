@@ -377,10 +377,10 @@ static int tries_wanted(const ik_chain *c, ik_solver solver, const ik_result *ou
  * quarter of the budget and the tries from other poses the rest. Measured with 64
  * iterations, from straight / from random, before -> after: bench/limits.lua 3D CCD 96.4 /
  * 94.8 -> 97.4 / 97.3%, FABRIK 97.2 / 95.8 -> 97.8 / 97.1, relax 97.1 / 95.9 -> 97.8 /
- * 97.0; 2D CCD 95.8 / 95.7 -> 98.0 / 97.8, FABRIK and relax 96.1 -> 96.6 / 97.1; and on 1000
- * goals of chains made apart from that bench (other limits, lengths and poses) every row
- * gained 0.9 to 2.7 points (2D 93.3-94.2 -> 94.9-96.0%, 3D 96.2-97.1 -> 97.8-98.0%). A third
- * of the budget gave about the same; a half lost 2 points on FABRIK and relaxation.
+ * 97.0; 2D CCD 95.8 / 95.7 -> 98.0 / 97.8, FABRIK and relax 96.1 -> 96.6 / 97.1; and on
+ * bench/limits_fresh.lua's chains (other limits, lengths and poses) every row gained (2D
+ * 93.1-93.9 -> 94.4-96.8%, 3D 95.6-97.2 -> 97.4-98.4%). A third of the budget gave about
+ * the same; a half lost 2 points on FABRIK and relaxation.
  */
 #define FIRST_SHARE 4
 
