@@ -254,23 +254,8 @@ static ik_vec3 dls_turn(const rig_node *nd, int i, const ik_vec3 *axis, int axes
    place (which = 0: before a step) or the second (1: the best before a kick). */
 static void dls_pose(ik_rig *rig, int back, int which)
 {
-    int k, i;
-    for (k = 0; k < rig->count; k++) {
-        rig_node *nd = &rig->node[k];
-        ik_chain *c = nd->chain;
-        ik_real *v = nd->saved + (size_t)which * 4 * ((size_t)c->n + 1);
-        for (i = 0; i < turns(nd); i++, v += 4) {
-            if (c->dim == 2) {
-                if (back) c->turn[i] = ik_v2(v[0], v[1]), c->angle[i] = v[2];
-                else v[0] = c->turn[i].x, v[1] = c->turn[i].y, v[2] = c->angle[i];
-            } else if (back) {
-                c->rot[i] = ik_q(v[0], v[1], v[2], v[3]);
-            } else {
-                v[0] = c->rot[i].w, v[1] = c->rot[i].x, v[2] = c->rot[i].y, v[3] = c->rot[i].z;
-            }
-        }
-        if (back && turns(nd) > 0) ik_chain_mark_stale(c, 0);
-    }
+    int k;
+    for (k = 0; k < rig->count; k++) rig_keep_pose(&rig->node[k], turns(&rig->node[k]), back, which);
 }
 
 /* The turns J^T y of bone i of nd about its axes (delta[axes]). */

@@ -140,6 +140,9 @@ void rig_place_tip(rig_node *nd);
 ik_real rig_worst(const ik_rig *rig);
 /* Chain nd's tip bone posed to its orientation goal (and its max_turn and limits). */
 void rig_finish_chain(rig_node *nd);
+/* Keeps (back = 0) or puts back (1) the local pose of bones 0..bones-1 of node nd, in the
+   first place of nd->saved (which = 0) or the second (1). */
+void rig_keep_pose(rig_node *nd, int bones, int back, int which);
 /* Every chain's world data from its local pose, parents first. */
 void rig_fk(ik_rig *rig);
 /* Every chain with a goal finished (rig_finish_chain). */

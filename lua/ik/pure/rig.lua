@@ -26,7 +26,7 @@ local q_mul, q_rotate, q_from_to, q_x_axis = m.q_mul, m.q_rotate, m.q_from_to, m
 local joint_at, set_joint, pulls, is_limb = tree.joint_at, tree.set_joint, tree.pulls, tree.is_limb
 local chain_fk, chain_changed, chain_take_base = chain.chain_fk, chain.chain_changed, chain.chain_take_base
 local chain_follow_parent, chain_follow = chain.chain_follow_parent, chain.chain_follow
-local chain_settle = chain.chain_settle
+local chain_settle, chain_mark_stale = chain.chain_settle, chain.chain_mark_stale
 local chain_reach_to, hold_point, chain_read_hold = chain.chain_reach_to, chain.hold_point, chain.chain_read_hold
 local goal_direction, orient_tip = goal.goal_direction, goal.orient_tip
 local hold_turns, save_pose = goal.hold_turns, goal.save_pose
@@ -495,17 +495,52 @@ local function pose_all(rig)
     rig_read_loops(rig, false)
 end
 
+-- Keeps (back false) or puts back (true) the local pose of bones 0..bones-1 of node nd, in the
+-- first place of nd.saved (which = 0) or the second (1).
+local function rig_keep_pose(nd, bones, back, which)
+    local c = nd.chain
+    local v = nd.saved
+    local at = which * 4 * (c.n + 1)
+    for i = 0, bones - 1 do
+        if c.dim == 2 then
+            if back then
+                c.turn[2 * i], c.turn[2 * i + 1], c.angle[i] = v[at], v[at + 1], v[at + 2]
+            else
+                v[at], v[at + 1], v[at + 2] = c.turn[2 * i], c.turn[2 * i + 1], c.angle[i]
+            end
+        else
+            local r = c.rot
+            if back then
+                r[4 * i], r[4 * i + 1], r[4 * i + 2], r[4 * i + 3] = v[at], v[at + 1], v[at + 2], v[at + 3]
+            else
+                v[at], v[at + 1], v[at + 2], v[at + 3] = r[4 * i], r[4 * i + 1], r[4 * i + 2], r[4 * i + 3]
+            end
+        end
+        at = at + 4
+    end
+    if back and bones > 0 then chain_mark_stale(c, 0) end
+end
+tree.rig_keep_pose = rig_keep_pose
+
 -- Limbs with limits that the passes left short of their goals: each one's own sweeps within
--- its limits (ik_escape_finish). Returns the most sweeps a limb took.
+-- its limits (ik_escape_finish); a limb the sweeps left farther from its goal keeps its pose
+-- from before them (rig.c). Returns the most sweeps a limb took.
 local function finish_limbs(rig, iterations)
     local most = 0
     for o = 0, rig.count - 1 do
         local nd = rig.node[rig.order[o]]
         local c = nd.chain
         if is_limb(nd) and c.limited ~= 0 and goal_distance(nd) > rig.settings.tolerance then
+            local before = goal_distance(nd)
+            rig_keep_pose(nd, c.n, false, 0)
             local sweeps = escape.escape_finish(c, nd.goal_x, nd.goal_y, nd.goal_z, nd.end_, iterations, 0)
             if sweeps > most then most = sweeps end
             rig_finish_chain(nd)
+            if not (goal_distance(nd) < before) then -- farther: the pose before stands
+                rig_keep_pose(nd, c.n, true, 0)
+                chain_fk(c)
+                rig_finish_chain(nd)
+            end
             chain_changed(c)
         end
     end

@@ -263,28 +263,7 @@ end
 local function dls_pose(rig, back, which)
     for k = 0, rig.count - 1 do
         local nd = rig.node[k]
-        local c = nd.chain
-        local v = nd.saved
-        local at = which * 4 * (c.n + 1)
-        local hi = turns(nd)
-        for i = 0, hi - 1 do
-            if c.dim == 2 then
-                if back then
-                    c.turn[2 * i], c.turn[2 * i + 1], c.angle[i] = v[at], v[at + 1], v[at + 2]
-                else
-                    v[at], v[at + 1], v[at + 2] = c.turn[2 * i], c.turn[2 * i + 1], c.angle[i]
-                end
-            else
-                local r = c.rot
-                if back then
-                    r[4 * i], r[4 * i + 1], r[4 * i + 2], r[4 * i + 3] = v[at], v[at + 1], v[at + 2], v[at + 3]
-                else
-                    v[at], v[at + 1], v[at + 2], v[at + 3] = r[4 * i], r[4 * i + 1], r[4 * i + 2], r[4 * i + 3]
-                end
-            end
-            at = at + 4
-        end
-        if back and hi > 0 then chain_mark_stale(c, 0) end
+        tree.rig_keep_pose(nd, turns(nd), back, which)
     end
 end
 
