@@ -458,11 +458,13 @@ local function set_goals(chains, dim, goals)
   end
 end
 
-local function rig_row(spec, dim, solver, limited)
+local function rig_row(spec, dim, solver, limited, max_turn)
   local chains, limits = make_rig(spec, dim, limited)
   local rig = ik.rig(chains)
   local out = {}
-  for _, start in ipairs({"straight", "random"}) do
+  -- max_turn: tracking only, every chain configured with it
+  if max_turn then for _, c in ipairs(chains) do c:configure({max_turn = max_turn}) end end
+  for _, start in ipairs(max_turn and {} or {"straight", "random"}) do
     seed = 31337
     rig:configure({solver = solver, iterations = 100, tolerance = 1e-3})
     local reached, iterations, seconds = 0, 0, 0
@@ -563,6 +565,22 @@ for _, spec in ipairs({humanoid, quadruped}) do
       for _, solver in ipairs({"fabrik", "relax"}) do
         local name = string.format("%s %dD %-6s %s", spec.name, dim, solver, limited and "limits" or "free")
         if wanted_row(name) then print_chain_row(name, rig_row(spec, dim, solver, limited)) end
+      end
+    end
+  end
+end
+
+-- The same tracking with max_turn on every chain: what a game that wants no pops sets.
+print("")
+print("Rigs with limits tracking the same animations, max_turn 0.2 on every chain")
+print(string.format("%-34s %-22s %s", "row", "tracking (10 it/frame)", "largest change (anim.)"))
+for _, spec in ipairs({humanoid, quadruped}) do
+  for _, dim in ipairs({2, 3}) do
+    for _, solver in ipairs({"fabrik", "relax"}) do
+      local name = string.format("%s %dD %-6s max_turn 0.2", spec.name, dim, solver)
+      if wanted_row(name) then
+        local t = rig_row(spec, dim, solver, true, 0.2).tracking
+        print(string.format("%-34s %-22s %.3f (%.3f)  %2d/%d", name, cell(t), t.worst, t.wanted, t.within, ANIMATIONS))
       end
     end
   end
