@@ -1030,8 +1030,9 @@ typedef struct rig_node {
     ik_vec3 *relaxed; /* relaxation's points, or FABRIK's joints before the pass, [n + 1] */
     ik_vec3 eff;      /* the tree sweeps: joint end as the turns of the sweep so far put it */
     int row;          /* the joint-space stage: its goal's first row, -1 without a goal */
-    ik_real *saved;   /* [8 n]: the joint-space stage's poses to go back to: before the
-                         step, and the best before a kick */
+    ik_real *saved;   /* [8 (n + 1)]: poses to go back to (rig_keep_pose): the joint-space
+                         stage's before the step and its best before a kick; a limb's
+                         before its last sweeps (finish_limbs) */
     signed char *mode; /* [n + 1]: how bone i takes part in a joint-space step: the ways
                           its limits block (ik_joint_axes), -1 left out */
     /* A tip hold (a closed loop): the chain's goal is a point on another chain. */
@@ -6996,10 +6997,11 @@ void rig_keep_pose(rig_node *nd, int bones, int back, int which)
  * with the iterations the rig has left. The sweeps' kicks turn a limb far, and may leave it
  * farther from its goal than it was: then its pose from before them stands (tracking, a
  * humanoid's neck kicked 0.25 rad a frame, its miss 0.01 -> 0.37, and back the next frame;
- * bench/limits.lua's rigs tracking 20 animations each, the frames where a joint turned more
- * than 0.2 rad, humanoid 2D / 3D, quadruped 2D / 3D: 0.78 / 0.84 / 0.72 / 0.64% -> 0.46 /
- * 0.61 / 0.37 / 0.42%; their largest turn is chaotic, 0.92 / 2.28 / 1.12 / 0.83 -> 2.50 /
- * 0.77 / 1.09 / 0.83 rad). Returns the most sweeps a limb took.
+ * bench/limits.lua's rigs tracking 20 animations each, humanoid 2D / 3D, quadruped 2D / 3D,
+ * the frames where a joint turned more than 0.2 rad: 1.26 / 1.42 / 0.49 / 0.65% -> 0.60 /
+ * 1.00 / 0.33 / 0.37%, at 1.0 / 0.2 / 0.2 / 0.1% fewer frames met, 98.3 -> 97.3% in the 2D
+ * humanoid: a kick that left a limb farther sometimes put it where the next frames reached).
+ * Returns the most sweeps a limb took.
  */
 static int finish_limbs(ik_rig *rig, int iterations)
 {
@@ -7015,10 +7017,9 @@ static int finish_limbs(ik_rig *rig, int iterations)
         sweeps = ik_escape_finish(c, nd->goal, nd->end, iterations, 0);
         if (sweeps > most) most = sweeps;
         rig_finish_chain(nd);
-        if (!(goal_distance(nd) < before)) { /* farther: the pose before stands */
+        if (!(goal_distance(nd) < before)) { /* farther: the pose before (finished) stands */
             rig_keep_pose(nd, c->n, 1, 0);
             ik_chain_fk(c);
-            rig_finish_chain(nd);
         }
         ik_chain_changed(c);
     }
@@ -7879,19 +7880,6 @@ static ik_real dls_cost(const ik_rig *rig, ik_real *largest)
 /* The largest turn of one bone in one step (radians): the linear model holds near it. */
 #define DLS_MAX_TURN 0.5
 
-/*
- * While tracking with limits (rig->rest), a smaller one: a step that would turn a bone far
- * for a goal that moved a little comes from a pose near its bounds or a straight limb,
- * where the linear model holds least, and a frame's steps then add up to a jump. Measured
- * on bench/limits.lua's rigs and on two other sets of 20 animations each (humanoid and
- * quadruped, 2D and 3D, FABRIK), 0.5 -> 0.15: frames where a joint turns more than 0.2 rad
- * 4.98 -> 4.12 (the twelve rows' percentages summed), animations within 3 times their own
- * largest turn 99 -> 109 of 240, frames with every goal met 98.73 -> 98.77% on average;
- * 0.1 gave 3.92 and 113 but 0.17% fewer frames met (the 2D quadruped 1.4% fewer in one set),
- * 0.05 fewer still.
- */
-#define DLS_TRACK_TURN 0.15
-
 /* Bone i's turn in the step (the convention of ik_joint_turn) from its turns about its axes. */
 static ik_vec3 dls_turn(const rig_node *nd, int i, const ik_vec3 *axis, int axes, const ik_real *delta)
 {
@@ -8012,14 +8000,14 @@ static int held_back(const ik_chain *c, int i, ik_real turn)
  * set: a 2D range or hinge at a bound the step pushes beyond leaves the step, a cone or
  * twist at its bound loses only the way out of it; counted in, a bone held at its limit
  * makes the others' turns too small), then every bone turned from the pose before the
- * step, each by at most DLS_MAX_TURN (DLS_TRACK_TURN), within its limits. 0: no step.
+ * step, each by at most DLS_MAX_TURN, within its limits. 0: no step.
  */
 #define DLS_PASSES 3
 
 static int dls_step(ik_rig *rig, int m, ik_real lambda2)
 {
     ik_vec3 axis[3];
-    ik_real delta[3], most = rig->rest ? DLS_TRACK_TURN : DLS_MAX_TURN;
+    ik_real delta[3];
     int k, i, pass, axes;
     for (k = 0; k < rig->count; k++) memset(rig->node[k].mode, 0, (size_t)rig->node[k].chain->n + 1);
     for (pass = 0; pass < DLS_PASSES; pass++) {
@@ -8054,7 +8042,7 @@ static int dls_step(ik_rig *rig, int m, ik_real lambda2)
             if (rig->rest) t.x += off_bounds(c, i);
             size = c->dim == 2 || (c->limit[i].flags & IK_LIMIT_HINGE) ? fabs(t.x) : ik_v3_len(t);
             if (!(size > 0 && isfinite(size))) continue;
-            if (size > most) t = ik_v3_scale(t, most / size);
+            if (size > DLS_MAX_TURN) t = ik_v3_scale(t, DLS_MAX_TURN / size);
             ik_joint_turn(c, i, t);
             ik_chain_mark_stale(c, i);
         }

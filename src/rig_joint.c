@@ -240,19 +240,6 @@ static ik_real dls_cost(const ik_rig *rig, ik_real *largest)
 /* The largest turn of one bone in one step (radians): the linear model holds near it. */
 #define DLS_MAX_TURN 0.5
 
-/*
- * While tracking with limits (rig->rest), a smaller one: a step that would turn a bone far
- * for a goal that moved a little comes from a pose near its bounds or a straight limb,
- * where the linear model holds least, and a frame's steps then add up to a jump. Measured
- * on bench/limits.lua's rigs and on two other sets of 20 animations each (humanoid and
- * quadruped, 2D and 3D, FABRIK), 0.5 -> 0.15: frames where a joint turns more than 0.2 rad
- * 4.98 -> 4.12 (the twelve rows' percentages summed), animations within 3 times their own
- * largest turn 99 -> 109 of 240, frames with every goal met 98.73 -> 98.77% on average;
- * 0.1 gave 3.92 and 113 but 0.17% fewer frames met (the 2D quadruped 1.4% fewer in one set),
- * 0.05 fewer still.
- */
-#define DLS_TRACK_TURN 0.15
-
 /* Bone i's turn in the step (the convention of ik_joint_turn) from its turns about its axes. */
 static ik_vec3 dls_turn(const rig_node *nd, int i, const ik_vec3 *axis, int axes, const ik_real *delta)
 {
@@ -373,14 +360,14 @@ static int held_back(const ik_chain *c, int i, ik_real turn)
  * set: a 2D range or hinge at a bound the step pushes beyond leaves the step, a cone or
  * twist at its bound loses only the way out of it; counted in, a bone held at its limit
  * makes the others' turns too small), then every bone turned from the pose before the
- * step, each by at most DLS_MAX_TURN (DLS_TRACK_TURN), within its limits. 0: no step.
+ * step, each by at most DLS_MAX_TURN, within its limits. 0: no step.
  */
 #define DLS_PASSES 3
 
 static int dls_step(ik_rig *rig, int m, ik_real lambda2)
 {
     ik_vec3 axis[3];
-    ik_real delta[3], most = rig->rest ? DLS_TRACK_TURN : DLS_MAX_TURN;
+    ik_real delta[3];
     int k, i, pass, axes;
     for (k = 0; k < rig->count; k++) memset(rig->node[k].mode, 0, (size_t)rig->node[k].chain->n + 1);
     for (pass = 0; pass < DLS_PASSES; pass++) {
@@ -415,7 +402,7 @@ static int dls_step(ik_rig *rig, int m, ik_real lambda2)
             if (rig->rest) t.x += off_bounds(c, i);
             size = c->dim == 2 || (c->limit[i].flags & IK_LIMIT_HINGE) ? fabs(t.x) : ik_v3_len(t);
             if (!(size > 0 && isfinite(size))) continue;
-            if (size > most) t = ik_v3_scale(t, most / size);
+            if (size > DLS_MAX_TURN) t = ik_v3_scale(t, DLS_MAX_TURN / size);
             ik_joint_turn(c, i, t);
             ik_chain_mark_stale(c, i);
         }

@@ -35,8 +35,9 @@ typedef struct rig_node {
     ik_vec3 *relaxed; /* relaxation's points, or FABRIK's joints before the pass, [n + 1] */
     ik_vec3 eff;      /* the tree sweeps: joint end as the turns of the sweep so far put it */
     int row;          /* the joint-space stage: its goal's first row, -1 without a goal */
-    ik_real *saved;   /* [8 n]: the joint-space stage's poses to go back to: before the
-                         step, and the best before a kick */
+    ik_real *saved;   /* [8 (n + 1)]: poses to go back to (rig_keep_pose): the joint-space
+                         stage's before the step and its best before a kick; a limb's
+                         before its last sweeps (finish_limbs) */
     signed char *mode; /* [n + 1]: how bone i takes part in a joint-space step: the ways
                           its limits block (ik_joint_axes), -1 left out */
     /* A tip hold (a closed loop): the chain's goal is a point on another chain. */

@@ -536,10 +536,9 @@ local function finish_limbs(rig, iterations)
             local sweeps = escape.escape_finish(c, nd.goal_x, nd.goal_y, nd.goal_z, nd.end_, iterations, 0)
             if sweeps > most then most = sweeps end
             rig_finish_chain(nd)
-            if not (goal_distance(nd) < before) then -- farther: the pose before stands
+            if not (goal_distance(nd) < before) then -- farther: the pose before (finished) stands
                 rig_keep_pose(nd, c.n, true, 0)
                 chain_fk(c)
-                rig_finish_chain(nd)
             end
             chain_changed(c)
         end

@@ -244,10 +244,8 @@ local function dls_cost(rig)
     return cost, largest
 end
 
--- The largest turn of one bone in one step (radians): the linear model holds near it;
--- while tracking with limits (rig.rest) a smaller one (rig_joint.c).
+-- The largest turn of one bone in one step (radians): the linear model holds near it.
 local DLS_MAX_TURN = 0.5
-local DLS_TRACK_TURN = 0.15
 
 -- Bone i's turn in the step (the convention of ik_joint_turn) from its turns about its axes.
 local delta = { [0] = 0.0, 0.0, 0.0 }
@@ -367,7 +365,6 @@ local function bor(a, b) return BOR[4 * a + b] end
 local DLS_PASSES = 3
 
 local function dls_step(rig, m_, lambda2)
-    local most = rig.rest and DLS_TRACK_TURN or DLS_MAX_TURN
     for k = 0, rig.count - 1 do
         local mode = rig.node[k].mode
         for i = 0, rig.node[k].chain.n do mode[i] = 0 end
@@ -411,7 +408,7 @@ local function dls_step(rig, m_, lambda2)
                 local size
                 if c.dim == 2 or has(c.limit[i].flags, HINGE) then size = abs(tx) else size = v3_len(tx, ty, tz) end
                 if size > 0 and isfinite(size) then
-                    if size > most then tx, ty, tz = v3_scale(tx, ty, tz, most / size) end
+                    if size > DLS_MAX_TURN then tx, ty, tz = v3_scale(tx, ty, tz, DLS_MAX_TURN / size) end
                     joint_turn(c, i, tx, ty, tz)
                     chain_mark_stale(c, i)
                 end
