@@ -13,8 +13,9 @@
 package.path = "./?.lua;lua/?.lua;lua/?/init.lua;" .. package.path
 package.cpath = (os.getenv("IK_CPATH") or "build/lua5.4/?.so") .. ";" .. package.cpath
 local ik = require("ik")
+local puppets = require("bench.puppets")
 
-local sin, cos, abs, max, min, acos, sqrt = math.sin, math.cos, math.abs, math.max, math.min, math.acos, math.sqrt
+local sin, cos, abs, max, min, acos = math.sin, math.cos, math.abs, math.max, math.min, math.acos
 local SOLVERS = { "fabrik", "ccd", "relax" }
 
 local seed
@@ -23,15 +24,7 @@ local function random() -- Park-Miller: the same numbers in every VM
     return seed / 2147483647
 end
 
-local function qaxis(x, y, z, a)
-    local s = sin(a / 2) / sqrt(x * x + y * y + z * z)
-    return cos(a / 2), x * s, y * s, z * s
-end
-
-local function qmul(aw, ax, ay, az, bw, bx, by, bz)
-    return aw * bw - ax * bx - ay * by - az * bz, aw * bx + ax * bw + ay * bz - az * by,
-        aw * by - ax * bz + ay * bw + az * bx, aw * bz + ax * by - ay * bx + az * bw
-end
+local qaxis, qmul = puppets.qaxis, puppets.qmul
 
 -- The largest turn of a joint between two poses (angles in 2D, quaternions in 3D).
 local function largest_turn(a, b, dim)
@@ -48,68 +41,9 @@ local function largest_turn(a, b, dim)
     return most
 end
 
--- A 2D chain of 6 bones with its puppet and animation.
-local function chain2d()
-    local n, lengths, lo, hi, p1, p2, w1, w2 = 6, {}, {}, {}, {}, {}, {}, {}
-    for i = 1, n do
-        lengths[i] = 0.3 + 1.2 * random()
-        local width = 0.4 + 2.6 * random()
-        lo[i] = -2.5 + (5 - width) * random()
-        hi[i] = lo[i] + width
-        p1[i], p2[i] = 6.28 * random(), 6.28 * random()
-        w1[i], w2[i] = 0.01 + 0.03 * random(), 0.02 + 0.05 * random()
-    end
-    local puppet, chain = ik.chain2d(lengths), ik.chain2d(lengths)
-    for i = 1, n do chain:set_limit(i, lo[i], hi[i]) end
-    return puppet, chain, function(f)
-        for i = 1, n do
-            local u = 0.5 + 0.3 * sin(p1[i] + w1[i] * f) + 0.15 * sin(p2[i] + w2[i] * f)
-            puppet:set_angle(i, lo[i] + (hi[i] - lo[i]) * u)
-        end
-    end
-end
-
--- A 3D chain of 7 bones with its puppet and animation.
-local function chain3d()
-    local n, lengths, limit, phase, speed = 7, {}, {}, {}, {}
-    for i = 1, n do
-        lengths[i] = 0.5 + random()
-        if random() < 0.4 then
-            local a, width = 6.28 * random(), 0.8 + 2 * random()
-            local lo = -width * random()
-            limit[i] = { axis = { 0, cos(a), sin(a) }, min = lo, max = lo + width }
-        else
-            local t = 0.3 + random()
-            limit[i] = { cone = 0.5 + random(), tmin = -t * random(), tmax = t * random() }
-        end
-        phase[i] = { 6.28 * random(), 6.28 * random(), 6.28 * random() }
-        speed[i] = { 0.01 + 0.03 * random(), 0.01 + 0.03 * random(), 0.01 + 0.03 * random() }
-    end
-    local puppet, chain = ik.chain3d(lengths), ik.chain3d(lengths)
-    for i = 1, n do
-        local l = limit[i]
-        if l.axis then chain:set_hinge(i, l.axis[1], l.axis[2], l.axis[3], l.min, l.max)
-        else chain:set_cone(i, l.cone); chain:set_twist(i, l.tmin, l.tmax) end
-    end
-    local rots = {}
-    return puppet, chain, function(f)
-        for i = 1, n do
-            local l, p, w = limit[i], phase[i], speed[i]
-            local u = 0.5 + 0.45 * sin(p[1] + w[1] * f)
-            local qw, qx, qy, qz
-            if l.axis then
-                qw, qx, qy, qz = qaxis(l.axis[1], l.axis[2], l.axis[3], l.min + (l.max - l.min) * u)
-            else
-                local a = p[2] + w[2] * f
-                local twist = l.tmin + (l.tmax - l.tmin) * (0.5 + 0.45 * sin(p[3] + w[3] * f))
-                local sw, sx, sy, sz = qaxis(0, cos(a), sin(a), 0.9 * l.cone * u)
-                qw, qx, qy, qz = qmul(sw, sx, sy, sz, qaxis(1, 0, 0, twist))
-            end
-            rots[4 * i - 3], rots[4 * i - 2], rots[4 * i - 1], rots[4 * i] = qw, qx, qy, qz
-        end
-        puppet:set_rotations(rots)
-    end
-end
+-- The chains and their puppets (bench/puppets.lua), from this file's random numbers.
+local function chain2d() return puppets.chain2d(random) end
+local function chain3d() return puppets.chain3d(random) end
 
 local CHAINS, FRAMES = 20, 600
 

@@ -8,6 +8,7 @@
 
 local h = require("spec.helpers")
 local ik = require("ik")
+local puppets = require("bench.puppets")
 
 local sin, abs, acos, min = math.sin, math.abs, math.acos, math.min
 
@@ -146,78 +147,17 @@ end)
 -- Tracking with limits (src/joint_space.c, center): the steps alone leave a joint on a bound
 -- once it got there, and the pose drifted into the corners of its ranges until the goal was
 -- lost and found again by a jump; each tracked solve now first turns the bounded joints
--- towards the middle of their ranges, in the null space of the goal. A workload of its own
--- (not a bench's): chains with random limits, each tracking a puppet of the same bones that
--- plays a smooth animation within them, at 10 iterations a frame.
+-- towards the middle of their ranges, in the null space of the goal. Chains with random
+-- limits, each tracking a puppet of the same bones that plays a smooth animation within
+-- them, at 10 iterations a frame: bench/limits_fresh.lua's kind of chain (bench/puppets.lua),
+-- drawn from random numbers of this file's own.
 describe("tracking with limits", function()
     local CHAINS, FRAMES = 12, 400
-    local sin, cos = math.sin, math.cos
 
-    -- 2D: 6 bones, the puppet's joints sums of two sines within their ranges. Returns the
-    -- puppet, the chain (with the limits) and play(frame).
-    local function chain2d(rng)
-        local n, lengths, lo, hi, p1, p2, w1, w2 = 6, {}, {}, {}, {}, {}, {}, {}
-        for i = 1, n do
-            lengths[i] = 0.3 + 1.2 * rng.next()
-            local width = 0.4 + 2.6 * rng.next()
-            lo[i] = -2.5 + (5 - width) * rng.next()
-            hi[i] = lo[i] + width
-            p1[i], p2[i] = 6.28 * rng.next(), 6.28 * rng.next()
-            w1[i], w2[i] = 0.01 + 0.03 * rng.next(), 0.02 + 0.05 * rng.next()
-        end
-        local puppet, chain = ik.chain2d(lengths), ik.chain2d(lengths)
-        for i = 1, n do chain:set_limit(i, lo[i], hi[i]) end
-        return puppet, chain, function(frame)
-            for i = 1, n do
-                local u = 0.5 + 0.3 * sin(p1[i] + w1[i] * frame) + 0.15 * sin(p2[i] + w2[i] * frame)
-                puppet:set_angle(i, lo[i] + (hi[i] - lo[i]) * u)
-            end
-        end
-    end
-
-    -- 3D: 7 bones, each joint a hinge about a random axis across the bone (a random range 0.8
-    -- to 2.8 rad wide) or a cone of 0.5 to 1.5 rad with a twist range, the puppet's joints
-    -- swinging within them.
-    local function chain3d(rng)
-        local n, lengths, limit, phase, speed = 7, {}, {}, {}, {}
-        for i = 1, n do
-            lengths[i] = 0.5 + rng.next()
-            if rng.next() < 0.4 then
-                local a, width = 6.28 * rng.next(), 0.8 + 2 * rng.next()
-                local lo = -width * rng.next()
-                limit[i] = { axis = { 0, cos(a), sin(a) }, min = lo, max = lo + width }
-            else
-                local t = 0.3 + rng.next()
-                limit[i] = { cone = 0.5 + rng.next(), tmin = -t * rng.next(), tmax = t * rng.next() }
-            end
-            phase[i] = { 6.28 * rng.next(), 6.28 * rng.next(), 6.28 * rng.next() }
-            speed[i] = { 0.01 + 0.03 * rng.next(), 0.01 + 0.03 * rng.next(), 0.01 + 0.03 * rng.next() }
-        end
-        local puppet, chain = ik.chain3d(lengths), ik.chain3d(lengths)
-        for i = 1, n do
-            local l = limit[i]
-            if l.axis then chain:set_hinge(i, l.axis[1], l.axis[2], l.axis[3], l.min, l.max)
-            else chain:set_cone(i, l.cone); chain:set_twist(i, l.tmin, l.tmax) end
-        end
-        local rots = {}
-        return puppet, chain, function(frame)
-            for i = 1, n do
-                local l, p, w = limit[i], phase[i], speed[i]
-                local u = 0.5 + 0.45 * sin(p[1] + w[1] * frame)
-                local qw, qx, qy, qz
-                if l.axis then
-                    qw, qx, qy, qz = h.qaxis(l.axis[1], l.axis[2], l.axis[3], l.min + (l.max - l.min) * u)
-                else
-                    local a = p[2] + w[2] * frame
-                    local twist = l.tmin + (l.tmax - l.tmin) * (0.5 + 0.45 * sin(p[3] + w[3] * frame))
-                    local sw, sx, sy, sz = h.qaxis(0, cos(a), sin(a), 0.9 * l.cone * u)
-                    qw, qx, qy, qz = h.qmul(sw, sx, sy, sz, h.qaxis(1, 0, 0, twist))
-                end
-                rots[4 * i - 3], rots[4 * i - 2], rots[4 * i - 1], rots[4 * i] = qw, qx, qy, qz
-            end
-            puppet:set_rotations(rots)
-        end
-    end
+    -- The chains and their puppets of bench/puppets.lua (2D: 6 bones, ranges anywhere in
+    -- (-2.5, 2.5); 3D: 7 bones, hinges about random axes or cones with twist), from rng.
+    local function chain2d(rng) return puppets.chain2d(rng.next) end
+    local function chain3d(rng) return puppets.chain3d(rng.next) end
 
     -- Here, before the centring, 9, 11 and 9 of the 12 chains (FABRIK, CCD, relaxation) stayed
     -- within 3x the animation's largest turn a frame in 2D (4789, 4798 and 4784 of 4800 frames
