@@ -663,17 +663,15 @@ local function center_pull(c, j)
     return CENTER_RATE * ((limit.min + half - joint_bound_angle(c, j)) / half)
 end
 
--- center's own arrays (made once).
-local center_a, center_col, center_axes, center_b, center_y = {}, {}, {}, {}, {}
-for i = 0, 35 do center_a[i] = 0.0 end
-for i = 0, 17 do center_col[i] = 0.0 end
-for i = 0, 8 do center_axes[i] = 0.0 end
-for i = 0, 5 do center_b[i], center_y[i] = 0.0, 0.0 end
+-- center's right-hand side (made once); its system, columns, axes and solution are
+-- finish_step's arrays, free before the steps.
+local center_b = {}
+for i = 0, 5 do center_b[i] = 0.0 end
 
 -- The turn above, from finish's rows of the pose as it stands (goal not met); each bone's
 -- pull kept in c.work (free until finish's steps). Returns whether it turned.
 local function center(c, m_, first, rows)
-    local a, col, axes, b, y, pull = center_a, center_col, center_axes, center_b, center_y, c.work
+    local a, col, axes, b, y, pull = step_a, step_col, step_axes, center_b, step_y, c.work
     local px, py, pz = joint_v3(c, m_)
     local ways, pulled, rk = 0, false, rows.k
     for i = 0, 5 do b[i] = 0.0 end
