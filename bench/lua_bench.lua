@@ -17,8 +17,8 @@
 -- one run with each other: the machine is noisy.
 package.path = "lua/?.lua;lua/?/init.lua;bench/?.lua;" .. package.path
 package.cpath = (os.getenv("IK_CPATH") or "build/lua5.4/?.so") .. ";" .. package.cpath
--- IK_BACKEND as spec/backend.lua reads it: lua times ik.pure; the rigs and the binding's
--- share, which it has not, are left out.
+-- IK_BACKEND as spec/backend.lua reads it: lua times ik.pure (its rigs too: bench/rigs.lua
+-- reads it); the binding's share, which it has not, is left out.
 local backend = os.getenv("IK_BACKEND")
 if backend ~= nil and backend ~= "" and backend ~= "c" and backend ~= "lua" then
   error(("IK_BACKEND is %q: it must be lua or c"):format(backend), 0)
@@ -763,9 +763,6 @@ local function rig_runner(chains, rig, dim, anim, sets, straight, solve)
   return run, reset, function() return 100 * reached / solves, iterations / solves end
 end
 
-if pure then
-  print(string.format("\n== %s: rigs, the binding's share ==\n(not for ik.pure: no rigs yet, no binding)", vm))
-else
 print(string.format([[
 
 == %s: rigs ==
@@ -814,7 +811,6 @@ for _, shape in ipairs({{"humanoid", rigs.humanoid}, {"spider", rigs.spider}}) d
       end
     end
   end
-end
 end
 
 -- ---- the binding's share ----

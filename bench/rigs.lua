@@ -4,7 +4,8 @@
 -- rig_random_pose, rig_animate there), so its figures and these describe the same work.
 --   local rigs = require("rigs")   (bench/ on package.path; ik loadable)
 -- Every random number comes from the caller's uniform(a, b), so both VMs draw the same.
-local ik = require("ik")
+-- IK_BACKEND=lua: the chains are ik.pure's, as the benches that time ik.pure need them.
+local ik = os.getenv("IK_BACKEND") == "lua" and require("ik.pure") or require("ik")
 
 local pi, sqrt, sin, cos = math.pi, math.sqrt, math.sin, math.cos
 
