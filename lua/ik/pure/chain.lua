@@ -490,16 +490,21 @@ function chain_fk(c)
         -- a call and its field reads per bone cost as much as the arithmetic (speed only,
         -- the same operations in the same order).
         local joint, dir, turn, length, scale = c.joint, c.dir, c.turn, c.length, c.scale
+        -- Joint b carried in locals too, and k = 2b (an index costs what the arithmetic does).
         local px, py
         if i == 0 then px, py = c.base_turn_x, c.base_turn_y else px, py = dir[2 * i - 2], dir[2 * i - 1] end
+        local k = 2 * i
+        local jx, jy = joint[k], joint[k + 1]
         for b = i, n - 1 do
             local step = length[b] * scale
-            local ax, ay = turn[2 * b], turn[2 * b + 1]
+            local ax, ay = turn[k], turn[k + 1]
             local x, y = px * ax - py * ay, py * ax + px * ay -- v2_rotate(turn, parent)
-            local k = (3 - (x * x + y * y)) / 2 -- v2_renorm
-            px, py = x * k, y * k
-            dir[2 * b], dir[2 * b + 1] = px, py
-            joint[2 * b + 2], joint[2 * b + 3] = joint[2 * b] + px * step, joint[2 * b + 1] + py * step
+            local r = (3 - (x * x + y * y)) / 2 -- v2_renorm
+            px, py = x * r, y * r
+            dir[k], dir[k + 1] = px, py
+            jx, jy = jx + px * step, jy + py * step
+            joint[k + 2], joint[k + 3] = jx, jy
+            k = k + 2
         end
     else
         for b = i, n - 1 do chain_fk_bone(c, b) end

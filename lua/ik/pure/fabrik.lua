@@ -333,10 +333,12 @@ function M.fabrik(c, tx, ty, tz, m_, distance)
     f.c = nil -- kept only while the solve runs
     -- The point behind an oriented tip bone reached: its parent turned so the tip bone's
     -- limit lets it take its goal (joint_space.lua).
-    local budget = iteration_budget(c.settings.iterations)
-    if c.limited ~= 0 and joint_space.limits_oriented(c, m_) and iter < budget then
-        iter = iter + joint_space.joint_finish(c, tx, ty, tz, m_, budget - iter, 0, true)
-        distance = NAN
+    if c.limited ~= 0 and joint_space.limits_oriented(c, m_) then
+        local budget = iteration_budget(c.settings.iterations)
+        if iter < budget then
+            iter = iter + joint_space.joint_finish(c, tx, ty, tz, m_, budget - iter, 0, true)
+            distance = NAN
+        end
     end
     return iter, distance
 end

@@ -84,7 +84,7 @@ local function keep_pose(c, first, m_)
     local work = c.work
     if c.dim == 2 then -- the turn itself: no angle read from it (an atan2)
         local turn = c.turn
-        for j = first, m_ - 1 do work[2 * j], work[2 * j + 1] = turn[2 * j], turn[2 * j + 1] end
+        for k = 2 * first, 2 * m_ - 1 do work[k] = turn[k] end
     else
         local rot = c.rot
         for j = first, m_ - 1 do
@@ -236,7 +236,7 @@ end
 local function copy_rows(to, from)
     local te, fe = to.e, from.e
     to.k, to.oriented, to.unit, to.scale = from.k, from.oriented, from.unit, from.scale
-    for i = 0, 5 do te[i] = fe[i] end
+    te[0], te[1], te[2], te[3], te[4], te[5] = fe[0], fe[1], fe[2], fe[3], fe[4], fe[5] -- (no loop: speed)
     to.gap_axis_x, to.gap_axis_y, to.gap_axis_z = from.gap_axis_x, from.gap_axis_y, from.gap_axis_z
     to.hinge_tip, to.distance = from.hinge_tip, from.distance
 end
@@ -298,9 +298,12 @@ end
 
 -- The error of the pose now (rows.e): whether met, and its size against the tolerances.
 local function finish_error(c, tx, ty, tz, m_, rows)
-    local jx, jy, jz = joint_v3(c, m_)
-    local ex, ey, ez = v3_sub(tx, ty, tz, jx, jy, jz)
-    local d, tolerance = v3_len(ex, ey, ez), c.settings.tolerance
+    -- joint_v3, v3_sub and v3_len's fast path written out (speed: taken twice a step)
+    local p, jx, jy, jz = c.joint, 0.0, 0.0, 0.0
+    if c.dim == 3 then jx, jy, jz = p[3 * m_], p[3 * m_ + 1], p[3 * m_ + 2] else jx, jy = p[2 * m_], p[2 * m_ + 1] end
+    local ex, ey, ez = tx - jx, ty - jy, tz - jz
+    local d, tolerance = ex * ex + ey * ey + ez * ez, c.settings.tolerance
+    if d < 1e300 and d > 1e-300 then d = sqrt(d) else d = v3_len(ex, ey, ez) end
     local e, unit = rows.e, rows.unit
     rows.distance = d
     e[0], e[1], e[2] = ex * unit, ey * unit, ez * unit
@@ -418,13 +421,21 @@ local function lever(c, tx, ty, tz, j, rows)
     return v3_scale(tx - jx, ty - jy, tz - jz, rows.unit)
 end
 
--- The step for a 2D chain without limits and orientation rows, in closed form.
+-- free_step2's levers (x, y at 2j, 2j + 1), then each joint's turn before the scale at 2j:
+-- kept between its loops, not made again (speed). Grows to the longest chain solved; nothing
+-- per solve.
+local step_levers = {}
+
+-- The step for a 2D chain without limits and orientation rows, in closed form. (k is 2j
+-- throughout: speed, under PUC Lua an index costs what the arithmetic does.)
 local function free_step2(c, m_, first, rows, lambda2)
-    local p, unit, e = c.joint, rows.unit, rows.e
+    local p, unit, e, lever = c.joint, rows.unit, rows.e, step_levers
     local tx, ty = p[2 * m_], p[2 * m_ + 1]
     local a, b, d = lambda2, 0.0, lambda2
     for j = first, m_ - 1 do -- the columns (-r.y, r.x), r the lever in reaches
-        local rx, ry = (tx - p[2 * j]) * unit, (ty - p[2 * j + 1]) * unit
+        local k = 2 * j
+        local rx, ry = (tx - p[k]) * unit, (ty - p[k + 1]) * unit
+        lever[k], lever[k + 1] = rx, ry
         a, b, d = a + ry * ry, b - ry * rx, d + rx * rx
     end
     local det = a * d - b * b
@@ -433,8 +444,9 @@ local function free_step2(c, m_, first, rows, lambda2)
     local y1 = (a * e[1] - b * e[0]) / det
     local largest = 0.0
     for j = first, m_ - 1 do
-        local rx, ry = (tx - p[2 * j]) * unit, (ty - p[2 * j + 1]) * unit
-        local t = rx * y1 - ry * y0
+        local k = 2 * j
+        local t = lever[k] * y1 - lever[k + 1] * y0
+        lever[k] = t
         if t < 0 then t = -t end -- abs without a call (speed)
         if t > largest then largest = t end
     end
@@ -443,14 +455,14 @@ local function free_step2(c, m_, first, rows, lambda2)
     -- Each turn by the rotation (1 - h^2, 2h) / (1 + h^2), h = t / 2 (see the C).
     local turn, angle = c.turn, c.angle
     for j = first, m_ - 1 do
-        local rx, ry = (tx - p[2 * j]) * unit, (ty - p[2 * j + 1]) * unit
-        local h = (rx * y1 - ry * y0) * scale / 2
-        local k = 1 / (1 + h * h)
+        local k = 2 * j
+        local h = lever[k] * scale / 2
+        local f = 1 / (1 + h * h)
         -- v2_renorm(v2_rotate(turn, r)) inlined (speed: no calls in the loop)
-        local ax, ay, qx, qy = turn[2 * j], turn[2 * j + 1], (1 - h * h) * k, 2 * h * k
+        local ax, ay, qx, qy = turn[k], turn[k + 1], (1 - h * h) * f, 2 * h * f
         local x, y = qx * ax - qy * ay, qy * ax + qx * ay
         local s = (3 - (x * x + y * y)) / 2
-        turn[2 * j], turn[2 * j + 1] = x * s, y * s
+        turn[k], turn[k + 1] = x * s, y * s
         angle[j] = ANGLE_UNKNOWN
     end
     chain_mark_stale(c, first)
@@ -629,8 +641,8 @@ local function finish_in_range(c, tx, ty, tz, m_, unit)
         -- even math.abs), the target after it (no branch in the loop for LuaJIT's trace);
         -- z is 0 throughout. Only whether all are in range is returned: the order is free.
         local p = c.joint
-        for j = 0, m_ do
-            local vx, vy = (p[2 * j] - bx) * unit, (p[2 * j + 1] - by) * unit
+        for k = 0, 2 * m_, 2 do
+            local vx, vy = (p[k] - bx) * unit, (p[k + 1] - by) * unit
             if not (vx <= FINISH_RANGE and vx >= -FINISH_RANGE and vy <= FINISH_RANGE and vy >= -FINISH_RANGE) then
                 return false
             end
@@ -767,13 +779,13 @@ end
 local function keeps_twist(c, points) return points and c.dim == 3 and c.limited == 0 end
 
 local function keep_points_rot(c, points)
-    if not keeps_twist(c, points) then return end
+    if not (points and c.dim == 3 and c.limited == 0) then return end -- keeps_twist (no call: speed)
     local from, to = c.wrot, c.points_rot
     for k = 0, 4 * c.n - 1 do to[k] = from[k] end
 end
 
 local function derive_from_points(c, points)
-    if not keeps_twist(c, points) then return end
+    if not (points and c.dim == 3 and c.limited == 0) then return end -- keeps_twist (no call: speed)
     local wrot, from, dir = c.wrot, c.points_rot, c.dir
     for i = 0, c.n - 1 do
         local k = 4 * i

@@ -357,9 +357,8 @@ end
 local FIRST_SHARE = 4
 
 local function first_budget(c, solver, tracking)
-    local budget = iteration_budget(c.settings.iterations)
-    local share = floor(budget / FIRST_SHARE)
     if tracking or not may_try(c, solver) or not limits_oriented(c, c.n - 1) then return c.settings.iterations end
+    local share = floor(iteration_budget(c.settings.iterations) / FIRST_SHARE)
     return share > 0 and share or 1
 end
 
