@@ -28,26 +28,28 @@ local M = {}
 -- than the arithmetic; the same operations in the same order, so the same bits).
 local function sweep2d(c, gx, gy, m_, g, first)
     local rx, ry, bx, by = 1.0, 0.0, 0.0, 0.0 -- R as (cos, sin), and b
-    local p, turn, limits_of = c.joint, c.turn, c.limit
+    local p, turn, angles, limits_of = c.joint, c.turn, c.angle, c.limit
     local tx, ty = p[2 * m_], p[2 * m_ + 1]
+    local tiny, huge = 1e-300, 1e300 -- in registers (speed: PUC Lua loads a constant for each comparison)
     for j = first, m_ - 1 do
-        local qx, qy = p[2 * j], p[2 * j + 1]
+        local k = 2 * j
+        local qx, qy = p[k], p[k + 1]
         local px, py = rx * qx - ry * qy + bx, ry * qx + rx * qy + by -- R pj + b
         local ax, ay = tx - px, ty - py -- to the tip
         local ux, uy = gx - px, gy - py -- to the target
         local sx, sy, vx, vy = ax, ay, ux, uy
         local d = ax * ax + ay * ay
-        if not (d < 1e300 and d > 1e-300) then sx, sy = v2_tame(ax, ay) end
+        if not (d < huge and d > tiny) then sx, sy = v2_tame(ax, ay) end
         d = ux * ux + uy * uy
-        if not (d < 1e300 and d > 1e-300) then vx, vy = v2_tame(ux, uy) end
+        if not (d < huge and d > tiny) then vx, vy = v2_tame(ux, uy) end
         local cross, dot = sx * vy - sy * vx, sx * vx + sy * vy
         local delta = g * atan2(cross, dot) -- v2_angle_between
         if cross == 0 and dot < 0 then
             delta = g * PI * (j == first and -c.settings.bend or c.settings.bend) -- see the C's top
         end
         local limit = limits_of[j]
-        local held = 0.0
-        if delta ~= 0 and limit.flags ~= 0 then
+        local held, limited = 0.0, limit.flags ~= 0
+        if delta ~= 0 and limited then
             -- Within the limits: the held angle is exact, and delta the turn it makes.
             local angle = turn_angle(c, j)
             held = limit_angle(limit, wrap_angle(angle + delta))
@@ -55,15 +57,15 @@ local function sweep2d(c, gx, gy, m_, g, first)
         end
         if delta ~= 0 then
             local cx, cy = cos(delta), sin(delta)
-            if limit.flags ~= 0 then
+            if limited then
                 chain_set_turn_angle(c, j, held)
             else
                 -- Turn by complex multiplication, kept unit to first order (no sqrt).
-                local wx, wy = turn[2 * j], turn[2 * j + 1]
+                local wx, wy = turn[k], turn[k + 1]
                 local x, y = cx * wx - cy * wy, cy * wx + cx * wy
-                local k = (3 - (x * x + y * y)) / 2
-                turn[2 * j], turn[2 * j + 1] = x * k, y * k
-                c.angle[j] = ANGLE_UNKNOWN
+                local r = (3 - (x * x + y * y)) / 2
+                turn[k], turn[k + 1] = x * r, y * r
+                angles[j] = ANGLE_UNKNOWN
             end
             -- Compose the turn about pj after the map: x -> r (R x + b - pj) + pj.
             rx, ry = cx * rx - cy * ry, cy * rx + cx * ry
