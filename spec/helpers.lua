@@ -85,6 +85,21 @@ function h.angle_diff(a, b)
     return abs(h.wrap(a - b))
 end
 
+-- The largest turn of any joint between two poses, in radians: 2D, a and b hold each
+-- bone's angle; 3D, its unit quaternion, 4 numbers a bone (either sign is the same turn).
+function h.largest_turn(a, b, dim)
+    local most = 0
+    if dim == 2 then
+        for i = 1, #a do most = math.max(most, h.angle_diff(a[i], b[i])) end
+        return most
+    end
+    for k = 1, #a, 4 do
+        local d = abs(a[k] * b[k] + a[k + 1] * b[k + 1] + a[k + 2] * b[k + 2] + a[k + 3] * b[k + 3])
+        most = math.max(most, 2 * math.acos(math.min(1, d)))
+    end
+    return most
+end
+
 function h.dist(ax, ay, bx, by)
     local dx, dy = ax - bx, ay - by
     return sqrt(dx * dx + dy * dy)

@@ -158,22 +158,6 @@ for _, solver in ipairs({ "fabrik", "relax" }) do
                     end
                 end
             end
-            -- The largest change of a local rotation between two reads (angles or quaternions).
-            local function largest_turn(a, b)
-                local most = 0
-                if dim == 2 then
-                    for i = 1, #a do
-                        local d = a[i] - b[i]
-                        most = math.max(most, math.abs(d - 2 * math.pi * math.floor((d + math.pi) / (2 * math.pi))))
-                    end
-                    return most
-                end
-                for i = 0, #a / 4 - 1 do
-                    local d = math.abs(a[4 * i + 1] * b[4 * i + 1] + a[4 * i + 2] * b[4 * i + 2] + a[4 * i + 3] * b[4 * i + 3] + a[4 * i + 4] * b[4 * i + 4])
-                    most = math.max(most, 2 * math.acos(math.min(1, d)))
-                end
-                return most
-            end
             local function read(c) return dim == 2 and c:angles() or c:rotations() end
 
             it(dim .. "D: a limited body with a 3-bone spine and two 3-bone arms tracks an animation within its limits at 10 iterations a frame: every goal met in at least 95% of 300 frames", function()
@@ -207,7 +191,7 @@ for _, solver in ipairs({ "fabrik", "relax" }) do
                     if rig:solve() then met = met + 1 end
                     for k, c in ipairs(chains) do
                         local now = read(c)
-                        most = math.max(most, largest_turn(before[k], now))
+                        most = math.max(most, h.largest_turn(before[k], now, dim))
                         before[k] = now
                     end
                 end

@@ -10,7 +10,7 @@ local h = require("spec.helpers")
 local ik = require("ik")
 local puppets = require("bench.puppets")
 
-local sin, abs, acos, min = math.sin, math.abs, math.acos, math.min
+local sin = math.sin
 
 local FRAMES = 400
 
@@ -38,31 +38,20 @@ local function animation(rng, dim, n)
     end
 end
 
--- Each bone's local pose now, to compare frames.
+-- Each bone's local pose now, to compare frames (h.largest_turn's layout).
 local function pose(c, dim)
     local p = {}
     for i = 1, c:count() do
-        if dim == 2 then p[i] = { c:angle(i) } else p[i] = { c:rotation(i) } end
+        if dim == 2 then
+            p[i] = c:angle(i)
+        else
+            local w, x, y, z = c:rotation(i)
+            p[4 * i - 3], p[4 * i - 2], p[4 * i - 1], p[4 * i] = w, x, y, z
+        end
     end
     return p
 end
-
--- The largest turn of any joint between two poses (radians).
-local function largest_turn(a, b, dim)
-    local most = 0
-    for i = 1, #a do
-        local turn
-        if dim == 2 then
-            turn = abs(h.angle_diff(a[i][1], b[i][1]))
-        else
-            local p, q = a[i], b[i]
-            local d = abs(p[1] * q[1] + p[2] * q[2] + p[3] * q[3] + p[4] * q[4])
-            turn = 2 * acos(min(1, d))
-        end
-        if turn > most then most = turn end
-    end
-    return most
-end
+local largest_turn = h.largest_turn
 
 for _, dim in ipairs({ 2, 3 }) do
     for _, solver in ipairs({ "fabrik", "ccd", "relax" }) do
