@@ -439,7 +439,7 @@ local function free_step2(c, m_, first, rows, lambda2)
         a, b, d = a + ry * ry, b - ry * rx, d + rx * rx
     end
     local det = a * d - b * b
-    if not (det > 0 and isfinite(det)) then return false end
+    if not (det > 0 and det - det == 0) then return false end -- isfinite (no call: speed)
     local y0 = (d * e[0] - b * e[1]) / det
     local y1 = (a * e[1] - b * e[0]) / det
     local largest = 0.0
@@ -776,14 +776,12 @@ end
 -- steps and derives the pose from the joints they leave (see the C).
 local function keeps_twist(c, points) return points and c.dim == 3 and c.limited == 0 end
 
-local function keep_points_rot(c, points)
-    if not (points and c.dim == 3 and c.limited == 0) then return end -- keeps_twist (no call: speed)
+local function keep_points_rot(c)
     local from, to = c.wrot, c.points_rot
     for k = 0, 4 * c.n - 1 do to[k] = from[k] end
 end
 
-local function derive_from_points(c, points)
-    if not (points and c.dim == 3 and c.limited == 0) then return end -- keeps_twist (no call: speed)
+local function derive_from_points(c)
     local wrot, from, dir = c.wrot, c.points_rot, c.dir
     for i = 0, c.n - 1 do
         local k = 4 * i
@@ -796,9 +794,10 @@ end
 
 -- The steps used. points: a solver on points (FABRIK, relaxation).
 function M.joint_finish(c, tx, ty, tz, m_, iterations, first, points)
-    keep_points_rot(c, points)
+    local twist = keeps_twist(c, points)
+    if twist then keep_points_rot(c) end
     local used = finish(c, tx, ty, tz, m_, iterations, first, false)
-    derive_from_points(c, points)
+    if twist then derive_from_points(c) end
     return used
 end
 
@@ -813,9 +812,10 @@ function M.joint_track(c, tx, ty, tz, m_, first, points, distance)
         local bx, by, bz = joint_v3(c, 0)
         if not (v3_len(tx - bx, ty - by, tz - bz) < reach - c.settings.tolerance) then return false, 0, distance end
     end
-    keep_points_rot(c, points)
+    local twist = points and c.dim == 3 and c.limited == 0 -- keeps_twist (no call: speed)
+    if twist then keep_points_rot(c) end
     local used, met, left = finish(c, tx, ty, tz, m_, iteration_budget(c.settings.iterations), first, true)
-    derive_from_points(c, points)
+    if twist then derive_from_points(c) end
     return met, used, left
 end
 

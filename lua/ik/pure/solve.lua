@@ -490,19 +490,23 @@ local function solve_with(c, solver, x, y, z, out)
     if x ~= nil then chain.chain_keep_target(c, x, y, z) else chain.chain_read_hold(c) end -- checked above
     chain.chain_follow(c)
     local d = SOLVERS[solver]
-    if lean(c, d) then
+    if d.lean ~= nil and lean(c, d) then
         solve_lean(c, d, out)
         return OK
     end
     local s = the_solve
-    local before, tracking = miss_before(c, solver)
+    -- Without other tries, none of the three steps they take is called (speed: a call
+    -- each under PUC Lua, where a short chain's solve costs little more than its calls).
+    local may = may_try(c, solver)
+    local before, tracking = 0.0, false
+    if may then before, tracking = miss_before(c, solver) end
     local iterations = c.settings.iterations
-    c.settings.iterations = first_budget(c, solver, tracking) -- read back by the solvers
+    if may then c.settings.iterations = first_budget(c, solver, tracking) end -- read back by the solvers
     way_in(c, solver, s)
     if s.run then run_solver(c, s) end
     way_out(c, s, out)
     c.settings.iterations = iterations
-    if tries_wanted(c, solver, out, before, tracking) then try_again(c, solver, out) end
+    if may and tries_wanted(c, solver, out, before, tracking) then try_again(c, solver, out) end
     return OK
 end
 
