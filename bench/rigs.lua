@@ -10,6 +10,7 @@ local ik = os.getenv("IK_BACKEND") == "lua" and require("ik.pure") or require("i
 local pi, sqrt, sin, cos = math.pi, math.sqrt, math.sin, math.cos
 
 local rigs = {}
+rigs.ik = ik -- the module the rigs are made with, for a bench that must solve them with it
 
 local function new(dim, lengths)
   return dim == 2 and ik.chain2d(lengths) or ik.chain3d(lengths)

@@ -346,12 +346,10 @@ static int may_try(const ik_chain *c, ik_solver solver)
            set->max_turn == INFINITY;
 }
 
-/* The miss before a solve that may try again (else 0), and whether it tracks. */
-static ik_real miss_before(ik_chain *c, ik_solver solver, int *tracking)
+/* The miss before a solve that may try again (may_try), and whether it tracks. */
+static ik_real miss_before(ik_chain *c, int *tracking)
 {
     ik_real distance;
-    *tracking = 0;
-    if (!may_try(c, solver)) return 0;
     ik_chain_settle(c);
     ik_chain_fk(c);
     distance = ik_tip_distance(c);
@@ -359,10 +357,10 @@ static ik_real miss_before(ik_chain *c, ik_solver solver, int *tracking)
     return miss_of(c, distance, c->has_orientation ? ik_orientation_error(c) : 0);
 }
 
-static int tries_wanted(const ik_chain *c, ik_solver solver, const ik_result *out, ik_real before,
-                        int tracking)
+/* Whether a solve that may try again (may_try) tries: it fell short with iterations left. */
+static int tries_wanted(const ik_chain *c, const ik_result *out, ik_real before, int tracking)
 {
-    return may_try(c, solver) && !out->reached && out->iterations > 0 &&
+    return !out->reached && out->iterations > 0 &&
            out->iterations < ik_iteration_budget(c->settings.iterations) && c->scale == 1 &&
            (!tracking || miss(c, out) >= before);
 }
@@ -373,7 +371,7 @@ static int tries_wanted(const ik_chain *c, ik_solver solver, const ik_result *ou
  * spend the whole budget closing in where the tip cannot be (a 3D 3-bone chain's tip went
  * from 2.3 to 4.3 away over 28 iterations while the point behind closed in; with 200
  * iterations instead of 64, the tries reached 98% of bench/limits.lua's goals, not 95%).
- * Such a solve, when it may try again and is not tracking, gives its first start a
+ * Such a solve, when it may try again (may_try) and is not tracking, gives its first start a
  * quarter of the budget and the tries from other poses the rest. Measured with 64
  * iterations, from straight / from random, before -> after: bench/limits.lua 3D CCD 96.4 /
  * 94.8 -> 97.4 / 97.3%, FABRIK 97.2 / 95.8 -> 97.8 / 97.1, relax 97.1 / 95.9 -> 97.8 /
@@ -384,10 +382,10 @@ static int tries_wanted(const ik_chain *c, ik_solver solver, const ik_result *ou
  */
 #define FIRST_SHARE 4
 
-static int first_budget(const ik_chain *c, ik_solver solver, int tracking)
+static int first_budget(const ik_chain *c, int tracking)
 {
-    int budget = ik_iteration_budget(c->settings.iterations), share = budget / FIRST_SHARE;
-    if (tracking || !may_try(c, solver) || !ik_limits_oriented(c, c->n - 1)) return c->settings.iterations;
+    int share = ik_iteration_budget(c->settings.iterations) / FIRST_SHARE;
+    if (tracking || !ik_limits_oriented(c, c->n - 1)) return c->settings.iterations;
     return share > 0 ? share : 1;
 }
 
@@ -507,8 +505,8 @@ static void solve_lean(ik_chain *c, const solver_desc *desc, ik_result *out)
 static ik_status solve_with(ik_chain *c, ik_solver solver, const ik_real *target, ik_result *out)
 {
     solve s;
-    ik_real before;
-    int tracking, iterations;
+    ik_real before = 0;
+    int tracking = 0, iterations, may;
     ik_status st = check_solve(c, solver, target);
     if (st != IK_OK) return st;
     if (target) ik_chain_keep_target(c, target); /* checked above */
@@ -518,14 +516,17 @@ static ik_status solve_with(ik_chain *c, ik_solver solver, const ik_real *target
         solve_lean(c, &SOLVERS[solver], out);
         return IK_OK;
     }
-    before = miss_before(c, solver, &tracking);
+    /* Whether other tries may follow, asked once: the three steps of the tries (the miss
+     * before, the first start's budget, whether to try again) are taken only then. */
+    may = may_try(c, solver);
+    if (may) before = miss_before(c, &tracking);
     iterations = c->settings.iterations;
-    c->settings.iterations = first_budget(c, solver, tracking); /* read back by the solvers */
+    if (may) c->settings.iterations = first_budget(c, tracking); /* read back by the solvers */
     way_in(c, solver, &s);
     if (s.run) run_solver(c, &s);
     way_out(c, &s, out);
     c->settings.iterations = iterations;
-    if (tries_wanted(c, solver, out, before, tracking)) try_again(c, solver, out);
+    if (may && tries_wanted(c, out, before, tracking)) try_again(c, solver, out);
     return IK_OK;
 }
 

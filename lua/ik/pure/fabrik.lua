@@ -72,7 +72,8 @@ end
 -- does not hold (speed: under PUC Lua the call and its two results cost about as much as
 -- the step itself; the same operations in the same order).
 local function backward2(joint, length, dir, lo, hi)
-    local tiny, small, huge = 1e-300, 1e-150, 1e300 -- in registers (speed: PUC Lua loads a constant for each comparison)
+    -- The bounds in registers (speed: PUC Lua loads a float constant before each comparison).
+    local tiny, small, huge = 1e-300, 1e-150, 1e300
     local nx, ny = joint[2 * hi], joint[2 * hi + 1]
     for i = hi - 1, lo, -1 do
         local k = 2 * i
@@ -91,7 +92,8 @@ local function backward2(joint, length, dir, lo, hi)
 end
 
 local function forward2(joint, length, dir, lo, hi)
-    local tiny, small, huge = 1e-300, 1e-150, 1e300 -- in registers (speed: PUC Lua loads a constant for each comparison)
+    -- The bounds in registers (speed: PUC Lua loads a float constant before each comparison).
+    local tiny, small, huge = 1e-300, 1e-150, 1e300
     local fx, fy = joint[2 * lo], joint[2 * lo + 1]
     for i = lo, hi - 1 do
         local k = 2 * i + 2

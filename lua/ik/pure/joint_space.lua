@@ -236,7 +236,7 @@ end
 local function copy_rows(to, from)
     local te, fe = to.e, from.e
     to.k, to.oriented, to.unit, to.scale = from.k, from.oriented, from.unit, from.scale
-    te[0], te[1], te[2], te[3], te[4], te[5] = fe[0], fe[1], fe[2], fe[3], fe[4], fe[5] -- (no loop: speed)
+    te[0], te[1], te[2], te[3], te[4], te[5] = fe[0], fe[1], fe[2], fe[3], fe[4], fe[5] -- (speed)
     to.gap_axis_x, to.gap_axis_y, to.gap_axis_z = from.gap_axis_x, from.gap_axis_y, from.gap_axis_z
     to.hinge_tip, to.distance = from.hinge_tip, from.distance
 end
@@ -300,7 +300,11 @@ end
 local function finish_error(c, tx, ty, tz, m_, rows)
     -- joint_v3, v3_sub and v3_len's fast path written out (speed: taken twice a step)
     local p, jx, jy, jz = c.joint, 0.0, 0.0, 0.0
-    if c.dim == 3 then jx, jy, jz = p[3 * m_], p[3 * m_ + 1], p[3 * m_ + 2] else jx, jy = p[2 * m_], p[2 * m_ + 1] end
+    if c.dim == 3 then
+        jx, jy, jz = p[3 * m_], p[3 * m_ + 1], p[3 * m_ + 2]
+    else
+        jx, jy = p[2 * m_], p[2 * m_ + 1]
+    end
     local ex, ey, ez = tx - jx, ty - jy, tz - jz
     local d, tolerance = ex * ex + ey * ey + ez * ez, c.settings.tolerance
     if d < 1e300 and d > 1e-300 then d = sqrt(d) else d = v3_len(ex, ey, ez) end
@@ -382,7 +386,7 @@ end
 -- `stride` numbers, 0-based; its lower half becomes the factor); false when a is not
 -- positive definite (or a pivot is not finite).
 local function solve_spd(a, stride, k, e, y)
-    -- (ri, rj, rl: the rows' first indices, made once a row, not once a product: speed)
+    -- (ri, rj: the rows' first indices, made once a row, not once a product: speed)
     for i = 0, k - 1 do
         local ri = i * stride
         for j = 0, i do
@@ -433,13 +437,13 @@ local step_levers = {}
 -- The step for a 2D chain without limits and orientation rows, in closed form. (k is 2j
 -- throughout: speed, under PUC Lua an index costs what the arithmetic does.)
 local function free_step2(c, m_, first, rows, lambda2)
-    local p, unit, e, lever = c.joint, rows.unit, rows.e, step_levers
+    local p, unit, e, levers = c.joint, rows.unit, rows.e, step_levers
     local tx, ty = p[2 * m_], p[2 * m_ + 1]
     local a, b, d = lambda2, 0.0, lambda2
     for j = first, m_ - 1 do -- the columns (-r.y, r.x), r the lever in reaches
         local k = 2 * j
         local rx, ry = (tx - p[k]) * unit, (ty - p[k + 1]) * unit
-        lever[k], lever[k + 1] = rx, ry
+        levers[k], levers[k + 1] = rx, ry
         a, b, d = a + ry * ry, b - ry * rx, d + rx * rx
     end
     local det = a * d - b * b
@@ -449,8 +453,8 @@ local function free_step2(c, m_, first, rows, lambda2)
     local largest = 0.0
     for j = first, m_ - 1 do
         local k = 2 * j
-        local t = lever[k] * y1 - lever[k + 1] * y0
-        lever[k] = t
+        local t = levers[k] * y1 - levers[k + 1] * y0
+        levers[k] = t
         if t < 0 then t = -t end -- abs without a call (speed)
         if t > largest then largest = t end
     end
@@ -460,7 +464,7 @@ local function free_step2(c, m_, first, rows, lambda2)
     local turn, angle = c.turn, c.angle
     for j = first, m_ - 1 do
         local k = 2 * j
-        local h = lever[k] * scale / 2
+        local h = levers[k] * scale / 2
         local f = 1 / (1 + h * h)
         -- v2_renorm(v2_rotate(turn, r)) inlined (speed: no calls in the loop)
         local ax, ay, qx, qy = turn[k], turn[k + 1], (1 - h * h) * f, 2 * h * f
@@ -644,7 +648,7 @@ local function finish_in_range(c, tx, ty, tz, m_, unit)
         -- The loop below without calls, abs(v) <= R as -R <= v <= R (speed: PUC Lua calls
         -- even math.abs), the target after it (no branch in the loop for LuaJIT's trace);
         -- z is 0 throughout. Only whether all are in range is returned: the order is free.
-        local p, hi, lo = c.joint, FINISH_RANGE, -FINISH_RANGE -- in registers (speed, as for the calls)
+        local p, hi, lo = c.joint, FINISH_RANGE, -FINISH_RANGE -- in registers (speed)
         for k = 0, 2 * m_, 2 do
             local vx, vy = (p[k] - bx) * unit, (p[k + 1] - by) * unit
             if not (vx <= hi and vx >= lo and vy <= hi and vy >= lo) then return false end
@@ -816,7 +820,7 @@ function M.joint_track(c, tx, ty, tz, m_, first, points, distance)
         local bx, by, bz = joint_v3(c, 0)
         if not (v3_len(tx - bx, ty - by, tz - bz) < reach - c.settings.tolerance) then return false, 0, distance end
     end
-    local twist = points and c.dim == 3 and c.limited == 0 -- keeps_twist (no call: speed)
+    local twist = keeps_twist(c, points)
     if twist then keep_points_rot(c) end
     local used, met, left = finish(c, tx, ty, tz, m_, iteration_budget(c.settings.iterations), first, true)
     if twist then derive_from_points(c) end

@@ -336,9 +336,8 @@ local function may_try(c, solver)
         and set.max_turn == INFINITY
 end
 
--- The miss before a solve that may try again (else 0), and whether it tracks.
-local function miss_before(c, solver)
-    if not may_try(c, solver) then return 0.0, false end
+-- The miss before a solve that may try again (may_try), and whether it tracks.
+local function miss_before(c)
     chain_settle(c)
     chain_fk(c)
     local distance = tip_distance(c)
@@ -346,18 +345,19 @@ local function miss_before(c, solver)
     return miss_of(c, distance, c.has_orientation and orientation_error(c) or 0.0), tracking
 end
 
-local function tries_wanted(c, solver, out, before, tracking)
-    return may_try(c, solver) and not out.reached and out.iterations > 0
+-- Whether a solve that may try again (may_try) tries: it fell short with iterations left.
+local function tries_wanted(c, out, before, tracking)
+    return not out.reached and out.iterations > 0
         and out.iterations < iteration_budget(c.settings.iterations) and c.scale == 1
         and (not tracking or miss(c, out) >= before)
 end
 
--- A tip bone with an orientation goal and a limit: a solve that may try again, not
--- tracking, gives its first start a quarter of the budget (see the C).
+-- A tip bone with an orientation goal and a limit: a solve that may try again (may_try),
+-- not tracking, gives its first start a quarter of the budget (see the C).
 local FIRST_SHARE = 4
 
-local function first_budget(c, solver, tracking)
-    if tracking or not may_try(c, solver) or not limits_oriented(c, c.n - 1) then return c.settings.iterations end
+local function first_budget(c, tracking)
+    if tracking or not limits_oriented(c, c.n - 1) then return c.settings.iterations end
     local share = floor(iteration_budget(c.settings.iterations) / FIRST_SHARE)
     return share > 0 and share or 1
 end
@@ -490,23 +490,23 @@ local function solve_with(c, solver, x, y, z, out)
     if x ~= nil then chain.chain_keep_target(c, x, y, z) else chain.chain_read_hold(c) end -- checked above
     chain.chain_follow(c)
     local d = SOLVERS[solver]
-    if d.lean ~= nil and lean(c, d) then
+    if lean(c, d) then
         solve_lean(c, d, out)
         return OK
     end
     local s = the_solve
-    -- Without other tries, none of the three steps they take is called (speed: a call
-    -- each under PUC Lua, where a short chain's solve costs little more than its calls).
+    -- Whether other tries may follow, asked once: the three steps of the tries (the miss
+    -- before, the first start's budget, whether to try again) are taken only then.
     local may = may_try(c, solver)
     local before, tracking = 0.0, false
-    if may then before, tracking = miss_before(c, solver) end
+    if may then before, tracking = miss_before(c) end
     local iterations = c.settings.iterations
-    if may then c.settings.iterations = first_budget(c, solver, tracking) end -- read back by the solvers
+    if may then c.settings.iterations = first_budget(c, tracking) end -- read back by the solvers
     way_in(c, solver, s)
     if s.run then run_solver(c, s) end
     way_out(c, s, out)
     c.settings.iterations = iterations
-    if may and tries_wanted(c, solver, out, before, tracking) then try_again(c, solver, out) end
+    if may and tries_wanted(c, out, before, tracking) then try_again(c, solver, out) end
     return OK
 end
 

@@ -30,7 +30,8 @@ local function sweep2d(c, gx, gy, m_, g, first)
     local rx, ry, bx, by = 1.0, 0.0, 0.0, 0.0 -- R as (cos, sin), and b
     local p, turn, angles, limits_of = c.joint, c.turn, c.angle, c.limit
     local tx, ty = p[2 * m_], p[2 * m_ + 1]
-    local tiny, huge = 1e-300, 1e300 -- in registers (speed: PUC Lua loads a constant for each comparison)
+    -- The bounds in registers (speed: PUC Lua loads a float constant before each comparison).
+    local tiny, huge = 1e-300, 1e300
     for j = first, m_ - 1 do
         local k = 2 * j
         local qx, qy = p[k], p[k + 1]
