@@ -739,6 +739,12 @@ int ik_limits_oriented(const ik_chain *chain, int m);
    tip up to 5.5% of the reach a frame (bench/track_limits.lua), and at 0.05 the frames that
    moved more were solved afresh by the passes, which jumped (with limits: up to 1.4 rad). */
 #define IK_TRACK_NEAR 0.15
+/* Whether a solve of bones 0..m-1 may track at all: escape on, and not one free bone (the
+   solver points it at the goal, the smallest turn there is). */
+static inline int ik_may_track(const ik_chain *c, int m)
+{
+    return c->settings.escape && m > 0 && (m > 1 || c->limited);
+}
 /*
  * A solve whose joint m is already near target (a goal tracked frame by frame):
  * joint-space steps first, as ik_joint_finish. Returns 1 when they met the goal (the solve
@@ -747,6 +753,51 @@ int ik_limits_oriented(const ik_chain *chain, int m);
  */
 int ik_joint_track(ik_chain *chain, ik_vec3 target, int m, int first, int points, int *used,
                    ik_real *distance);
+
+/* No joint turns more than this (radians) in one joint-space step: the linearisation holds
+   for small turns. */
+#define IK_STEP_MAX_TURN 0.4
+/*
+ * The rows of a step: the tip's position (2 or 3), and with an oriented tip bone (below)
+ * the turn its parent still needs (1 or 3), scaled by `scale` (a length) so both kinds of
+ * row weigh alike. At most 6.
+ */
+typedef struct ik_rows {
+    int k;             /* rows */
+    int oriented;      /* the tip bone (bone m) has an orientation goal and a limit */
+    ik_real unit;      /* 1 / the reach: the steps measure lengths in reaches */
+    ik_real scale;     /* of the orientation rows (in reaches) */
+    ik_real e[6];      /* the error: (target - tip) * unit, then the turn needed (times scale) */
+    ik_vec3 gap_axis;  /* oriented: 3D the tip bone's hinge axis, or the gap's direction
+                          (world); 2D (1, 0, 0) while there is a gap, else 0 (see gap_turn) */
+    int hinge_tip;     /* the tip bone's limit is a hinge */
+    ik_real distance;  /* the tip's from the target (world units) */
+} ik_rows;
+
+/*
+ * ik_joint_track in phases, so the batch (batch.c) can take the tracking steps of many chains
+ * side by side: ik_steps_track does what ik_joint_track does before its first step (0: the
+ * chain is not tracked, nothing done); while ik_steps_going, ik_steps_keep, one step (the
+ * solve's own, or, where ik_steps_free2 says it is the closed-form 2D step, the batch's with
+ * the same arithmetic), then ik_steps_after, given whether it stepped; ik_steps_end returns
+ * what ik_joint_track would.
+ */
+typedef struct ik_steps {
+    ik_chain *c;
+    ik_vec3 target;
+    int m, first, points, iterations, iter, unbends, stuck, done, stopped;
+    ik_real lambda2, size;
+    ik_rows rows;
+} ik_steps;
+int ik_steps_track(ik_steps *s, ik_chain *chain, ik_vec3 target, int m, int first, int points,
+                   ik_real distance); /* joint m's from target; NaN: measured */
+int ik_steps_going(const ik_steps *s);
+void ik_steps_keep(ik_steps *s);
+int ik_steps_free2(const ik_steps *s);
+void ik_steps_after(ik_steps *s, int stepped);
+int ik_steps_step(ik_steps *s); /* the solve's own step: whether it stepped */
+void ik_steps_run(ik_steps *s); /* the steps while going, each the solve's own */
+int ik_steps_end(ik_steps *s, int *used, ik_real *distance);
 
 /*
  * Poses bone i along world direction dir (unit): its local pose becomes the one that points
@@ -952,6 +1003,16 @@ enum { IK_FAB_DONE = 0, IK_FAB_GO_ON = 1, IK_FAB_KICK = 2 };
  * or one bone, straightened), or -1 when it is to iterate.
  */
 int ik_fab_start(ik_fab *f, ik_chain *c, ik_vec3 target, int m, ik_real distance);
+/*
+ * ik_fab_start in two halves, with the tracking steps between them taken by the caller
+ * (the batch takes many chains' steps side by side): ik_fab_open measures *distance (when
+ * NaN) and says IK_FAB_DONE (within tolerance), IK_FAB_STEPS (steps started: take them while
+ * ik_steps_going) or IK_FAB_PASSES; ik_fab_close, given that and the distance, returns
+ * what ik_fab_start would.
+ */
+enum { IK_FAB_STEPS = 1, IK_FAB_PASSES = 2 };
+int ik_fab_open(ik_fab *f, ik_steps *steps, ik_chain *c, ik_vec3 target, int m, ik_real *distance);
+int ik_fab_close(ik_fab *f, ik_steps *steps, int opened, ik_real distance);
 /*
  * After an iteration's two passes, given the tip's distance from the target: IK_FAB_DONE,
  * IK_FAB_GO_ON, or IK_FAB_KICK, when the chain is stuck and its joints must be current for
@@ -1543,6 +1604,29 @@ void ik_chain_fk_bone(ik_chain *c, int i)
     }
 }
 
+/*
+ * Bones i..n-1 as ik_chain_fk_bone makes them, each from the one before it kept in locals:
+ * the same arithmetic, without reading back what was just stored (a chain's stores may
+ * alias its other arrays as far as the compiler knows). Tracking's joint-space step runs
+ * this once a frame on the whole chain.
+ */
+static void fk2(ik_chain *c, int i)
+{
+    const ik_real *length = c->length, scale = c->scale;
+    const ik_vec2 *turn = c->turn;
+    ik_real *dir = c->dir, *joint = c->joint;
+    ik_vec2 parent = i == 0 ? c->base_turn : ik_v2_load(dir + 2 * (size_t)(i - 1));
+    ik_vec2 at = ik_v2_load(joint + 2 * (size_t)i);
+    const int n = c->n;
+    for (; i < n; i++) {
+        ik_real step = length[i] * scale;
+        parent = ik_v2_renorm(ik_v2_rotate(turn[i], parent));
+        at = ik_v2_add(at, ik_v2_scale(parent, step));
+        ik_v2_store(dir + 2 * (size_t)i, parent);
+        ik_v2_store(joint + 2 * (size_t)(i + 1), at);
+    }
+}
+
 void ik_chain_fk(ik_chain *c)
 {
     int i = c->stale_from;
@@ -1552,7 +1636,9 @@ void ik_chain_fk(ik_chain *c)
         p[0] = c->base.x, p[1] = c->base.y;
         if (c->dim == 3) p[2] = c->base.z;
     }
-    for (; i < c->n; i++) ik_chain_fk_bone(c, i);
+    if (c->dim == 2) fk2(c, i);
+    else
+        for (; i < c->n; i++) ik_chain_fk_bone(c, i);
     c->stale_from = c->n;
 }
 
@@ -2512,12 +2598,12 @@ ik_status ik_chain_set_points(ik_chain *c, const ik_real *points)
  * the tip by J d closest to the error e, with lambda^2 |d|^2 added so a straight chain or a
  * singular pose takes a small step, not a wild one: d = J^T (J J^T + lambda^2 I)^-1 e, a
  * system of 2 or 3 rows whatever the chain's length (one or three more with an orientation
- * goal, see finish_rows). Limits are bounds: a joint held at a bound that the step would push
+ * goal, see ik_rows). Limits are bounds: a joint held at a bound that the step would push
  * beyond it leaves the step (a 2D range or a 3D hinge), or loses only that way out (a cone:
  * its swing away from the parent; a twist: its turn about the bone), and the step is solved
  * again without it; whatever is left of a turn beyond a limit, the limit then takes back. A
  * step that does not bring the tip closer is undone and the damping raised; one that does
- * lowers it. Each joint turns at most FINISH_MAX_TURN per step, which keeps the linearisation
+ * lowers it. Each joint turns at most IK_STEP_MAX_TURN per step, which keeps the linearisation
  * honest.
  *
  * Where the step cannot help (a chain straight along the line to its target: J J^T sees no
@@ -2527,7 +2613,6 @@ ik_status ik_chain_set_points(ik_chain *c, const ik_real *points)
  * solvers hand to the CCD sweeps of the escape (ik_escape_finish): alternating steps and
  * sweeps was measured too, and reached less (2D: 97.3% against 98.7% for FABRIK).
  */
-#define FINISH_MAX_TURN 0.4
 #define FINISH_UNBEND 0.3
 #define FINISH_UNBENDS 2
 #define FINISH_DAMPING 1e-3 /* lambda^2 to start with (lengths in reaches) */
@@ -2563,14 +2648,14 @@ int ik_joint_has_bounds(const ik_chain *c, int j)
 static void keep_pose(ik_chain *c, int first, int m)
 {
     int j;
+    if (c->dim == 2) { /* the turns themselves: no angle read from them (an atan2) */
+        if (m > first) memcpy(c->work + 2 * (size_t)first, c->turn + first, (size_t)(m - first) * sizeof *c->turn);
+        return;
+    }
     for (j = first; j < m; j++) {
-        if (c->dim == 2) { /* the turn itself: no angle read from it (an atan2) */
-            c->work[2 * j] = c->turn[j].x, c->work[2 * j + 1] = c->turn[j].y;
-        } else {
-            ik_quat q = c->rot[j];
-            ik_real s = q.w < 0 ? -1 : 1;
-            c->work[3 * j] = s * q.x, c->work[3 * j + 1] = s * q.y, c->work[3 * j + 2] = s * q.z;
-        }
+        ik_quat q = c->rot[j];
+        ik_real s = q.w < 0 ? -1 : 1;
+        c->work[3 * j] = s * q.x, c->work[3 * j + 1] = s * q.y, c->work[3 * j + 2] = s * q.z;
     }
 }
 
@@ -2673,22 +2758,6 @@ void ik_joint_turn(ik_chain *c, int j, ik_vec3 t)
     }
 }
 
-/*
- * The rows of a step: the tip's position (2 or 3), and with an oriented tip bone (below)
- * the turn its parent still needs (1 or 3), scaled by `scale` (a length) so both kinds of
- * row weigh alike. At most 6.
- */
-typedef struct finish_rows {
-    int k;             /* rows */
-    int oriented;      /* the tip bone (bone m) has an orientation goal and a limit */
-    ik_real unit;      /* 1 / the reach: the steps measure lengths in reaches */
-    ik_real scale;     /* of the orientation rows (in reaches) */
-    ik_real e[6];      /* the error: (target - tip) * unit, then the turn needed (times scale) */
-    ik_vec3 gap_axis;  /* oriented: 3D the tip bone's hinge axis, or the gap's direction
-                          (world); 2D (1, 0, 0) while there is a gap, else 0 (see gap_turn) */
-    int hinge_tip;     /* the tip bone's limit is a hinge */
-    ik_real distance;  /* the tip's from the target (world units) */
-} finish_rows;
 
 /*
  * With an orientation goal, the solvers reach for the point behind the tip bone with bones
@@ -2749,7 +2818,7 @@ static ik_vec3 gap_axis(const ik_chain *c, int m, ik_vec3 gap, int *hinge_tip)
 }
 
 /* The error of the pose now (rows->e) and its size against the tolerances: 1 when met. */
-static int finish_error(const ik_chain *c, ik_vec3 target, int m, finish_rows *rows, ik_real *size)
+static int finish_error(const ik_chain *c, ik_vec3 target, int m, ik_rows *rows, ik_real *size)
 {
     ik_vec3 e = ik_v3_sub(target, ik_joint_v3(c, m)), gap;
     ik_real d = ik_v3_len(e), tolerance = c->settings.tolerance;
@@ -2786,14 +2855,14 @@ static int finish_error(const ik_chain *c, ik_vec3 target, int m, finish_rows *r
  * chains with limits and an orientation goal (bench/limits.lua), most misses were crawls,
  * 0.002 to 0.007 short after 64 iterations, and 3.4% more reached with 1000.
  */
-static ik_vec3 gap_turn(const finish_rows *rows, ik_vec3 turn)
+static ik_vec3 gap_turn(const ik_rows *rows, ik_vec3 turn)
 {
     ik_vec3 along = ik_v3_scale(rows->gap_axis, ik_v3_dot(rows->gap_axis, turn));
     return rows->hinge_tip ? ik_v3_sub(turn, along) : along;
 }
 
 /* Joint j's columns of the step (1 to 3), each of rows->k entries; returns how many. */
-static int joint_columns(const ik_chain *c, int j, int mode, ik_vec3 r, const finish_rows *rows, ik_real col[3][6])
+static int joint_columns(const ik_chain *c, int j, int mode, ik_vec3 r, const ik_rows *rows, ik_real col[3][6])
 {
     ik_vec3 axes[3];
     int i, n;
@@ -2812,7 +2881,7 @@ static int joint_columns(const ik_chain *c, int j, int mode, ik_vec3 r, const fi
 }
 
 /* Joint j's turn for the solution y: 2D and hinges an angle (in .x), else a rotation vector. */
-static ik_vec3 joint_turn(const ik_chain *c, int j, int mode, ik_vec3 r, const finish_rows *rows, const ik_real *y)
+static ik_vec3 joint_turn(const ik_chain *c, int j, int mode, ik_vec3 r, const ik_rows *rows, const ik_real *y)
 {
     ik_real col[3][6];
     ik_vec3 axes[3], w = ik_v3(0, 0, 0);
@@ -2859,14 +2928,14 @@ int ik_solve_spd(ik_real *a, int stride, int k, const ik_real *e, ik_real *y)
  * How bone j takes part in a step, given the first solution y0 (drop: there was one): -1
  * left out, else the mode of ik_joint_axes (ik_joint_blocked of its turn in y0).
  */
-static int joint_mode(const ik_chain *c, int j, ik_vec3 r, const finish_rows *rows, const ik_real *y0, int drop)
+static int joint_mode(const ik_chain *c, int j, ik_vec3 r, const ik_rows *rows, const ik_real *y0, int drop)
 {
     if (!drop || !c->limit[j].flags) return 0;
     return ik_joint_blocked(c, j, joint_turn(c, j, 0, r, rows, y0));
 }
 
 /* From joint j to the tip, in reaches. */
-static ik_vec3 lever(const ik_chain *c, ik_vec3 tip, int j, const finish_rows *rows)
+static ik_vec3 lever(const ik_chain *c, ik_vec3 tip, int j, const ik_rows *rows)
 {
     return ik_v3_scale(ik_v3_sub(tip, ik_joint_v3(c, j)), rows->unit);
 }
@@ -2879,7 +2948,7 @@ static ik_vec3 lever(const ik_chain *c, ik_vec3 tip, int j, const finish_rows *r
  * 2.1 times a hand-written FABRIK's time under LuaJIT through the general step, about 0.75
  * this way).
  */
-static int free_step2(ik_chain *c, int m, int first, const finish_rows *rows, ik_real lambda2)
+static int free_step2(ik_chain *c, int m, int first, const ik_rows *rows, ik_real lambda2)
 {
     ik_vec2 tip = ik_joint2(c, m), r;
     ik_real a = lambda2, b = 0, d = lambda2, det, y0, y1, t, largest = 0, scale;
@@ -2898,7 +2967,7 @@ static int free_step2(ik_chain *c, int m, int first, const finish_rows *rows, ik
         if (t > largest) largest = t;
     }
     if (!(largest > 1e-15)) return 0;
-    scale = largest > FINISH_MAX_TURN ? FINISH_MAX_TURN / largest : 1;
+    scale = largest > IK_STEP_MAX_TURN ? IK_STEP_MAX_TURN / largest : 1;
     /*
      * Every turn from the pose the step was taken at, as below, each by the rotation
      * (1 - h^2, 2h) / (1 + h^2), h = t / 2: a turn of 2 atan(t / 2), which is t to third
@@ -2925,7 +2994,7 @@ static int free_step2(ik_chain *c, int m, int first, const finish_rows *rows, ik
  * r x y; each taken as the rotation (1, w / 2) normalised (by 2 atan(|w| / 2)), no
  * trigonometry, as in 2D.
  */
-static int free_step3(ik_chain *c, int m, int first, const finish_rows *rows, ik_real lambda2)
+static int free_step3(ik_chain *c, int m, int first, const ik_rows *rows, ik_real lambda2)
 {
     ik_vec3 tip = ik_joint3(c, m), r, w, y;
     ik_real a[3][3] = {{lambda2, 0, 0}, {0, lambda2, 0}, {0, 0, lambda2}}, k[3][3], det, rr, size, largest = 0,
@@ -2958,7 +3027,7 @@ static int free_step3(ik_chain *c, int m, int first, const finish_rows *rows, ik
         if (size > largest) largest = size;
     }
     if (!(largest > 1e-15)) return 0;
-    scale = largest > FINISH_MAX_TURN ? FINISH_MAX_TURN / largest : 1;
+    scale = largest > IK_STEP_MAX_TURN ? IK_STEP_MAX_TURN / largest : 1;
     for (j = first; j < m; j++) {
         ik_quat parent = j == 0 ? c->base_rot : c->wrot[j - 1], turn;
         r = ik_v3_scale(ik_v3_sub(tip, ik_joint3(c, j)), rows->unit);
@@ -2973,7 +3042,7 @@ static int free_step3(ik_chain *c, int m, int first, const finish_rows *rows, ik
 }
 
 /* One damped least-squares step of bones first..m-1; 0 when no joint can move. */
-static int finish_step(ik_chain *c, int m, int first, const finish_rows *rows, ik_real lambda2)
+static int finish_step(ik_chain *c, int m, int first, const ik_rows *rows, ik_real lambda2)
 {
     ik_vec3 tip = ik_joint_v3(c, m), t;
     ik_real a[6][6], col[3][6], y[6] = {0, 0, 0, 0, 0, 0}, y0[6], largest = 0, scale;
@@ -3002,7 +3071,7 @@ static int finish_step(ik_chain *c, int m, int first, const finish_rows *rows, i
         if (!again) break;
         drop = 1; /* solve again without the ways out the bounds hold */
     }
-    /* No joint turns more than FINISH_MAX_TURN: the linearisation holds for small turns. */
+    /* No joint turns more than IK_STEP_MAX_TURN: the linearisation holds for small turns. */
     for (j = first; j < m; j++) {
         ik_vec3 r = lever(c, tip, j, rows);
         ik_real size;
@@ -3013,7 +3082,7 @@ static int finish_step(ik_chain *c, int m, int first, const finish_rows *rows, i
         if (size > largest) largest = size;
     }
     if (!(largest > 1e-15)) return 0;
-    scale = largest > FINISH_MAX_TURN ? FINISH_MAX_TURN / largest : 1;
+    scale = largest > IK_STEP_MAX_TURN ? IK_STEP_MAX_TURN / largest : 1;
     for (k = 0; k < rows->k; k++) y[k] *= scale;
     /* Every turn from the pose the step was taken at: the world data stays the old one
        until the forward kinematics below, as the linearisation assumes. */
@@ -3064,9 +3133,17 @@ int ik_limits_oriented(const ik_chain *c, int m)
 static int finish_in_range(const ik_chain *c, ik_vec3 target, int m, ik_real unit)
 {
     ik_vec3 base = ik_joint_v3(c, 0), v;
-    int j;
+    int j = 0;
     if (!(unit > 0 && unit < INFINITY)) return 0;
-    for (j = 0; j <= m + 1; j++) {
+    if (c->dim == 2) { /* the joints' z is 0: the target's last */
+        ik_vec2 b = ik_v2(base.x, base.y), w;
+        for (j = 0; j <= m; j++) {
+            w = ik_v2_scale(ik_v2_sub(ik_joint2(c, j), b), unit);
+            if (!(fabs(w.x) <= FINISH_RANGE && fabs(w.y) <= FINISH_RANGE)) return 0;
+        }
+        j = m + 1;
+    }
+    for (; j <= m + 1; j++) {
         v = ik_v3_scale(ik_v3_sub(j > m ? target : ik_joint_v3(c, j), base), unit);
         if (!(fabs(v.x) <= FINISH_RANGE && fabs(v.y) <= FINISH_RANGE && fabs(v.z) <= FINISH_RANGE)) return 0;
     }
@@ -3103,7 +3180,7 @@ static ik_real center_pull(const ik_chain *c, int j)
 
 /* The turn above, from the rows of the pose as it stands (finish's, goal not met); each
    bone's pull kept in c->work (free until finish's steps). Returns whether it turned. */
-static int center(ik_chain *c, int m, int first, const finish_rows *rows)
+static int center(ik_chain *c, int m, int first, const ik_rows *rows)
 {
     ik_real a[6][6], col[3][6], b[6] = {0, 0, 0, 0, 0, 0}, y[6], *pull = c->work;
     ik_vec3 tip = ik_joint_v3(c, m);
@@ -3131,21 +3208,26 @@ static int center(ik_chain *c, int m, int first, const finish_rows *rows)
     return 1;
 }
 
-/* centre: a tracked solve, which turns the bounded joints first (center, above). */
-static int finish(ik_chain *c, ik_vec3 target, int m, int iterations, int first, int centre, int *met,
-                  ik_real *distance)
+/*
+ * A solve in phases (ik_steps in chain.h): steps_begin makes the chain current and measures
+ * it (0: out of the steps' range, nothing to do); while ik_steps_going, each iteration keeps
+ * the pose (ik_steps_keep), steps, and weighs the step (ik_steps_after). centre: a tracked
+ * solve, which turns the bounded joints first (center, above).
+ */
+static int steps_begin(ik_steps *s, ik_chain *c, ik_vec3 target, int m, int iterations, int first, int centre)
 {
-    ik_real reach = ik_chain_reach_to(c, m, NULL), lambda2, size;
-    finish_rows rows;
-    int iter = 0, unbends = 0, stuck = 0, done;
-    rows.oriented = ik_limits_oriented(c, m);
+    ik_real reach = ik_chain_reach_to(c, m, NULL);
+    s->c = c, s->target = target, s->m = m, s->first = first, s->iterations = iterations;
+    s->iter = 0, s->unbends = 0, s->stuck = 0, s->done = 0, s->stopped = 0;
+    s->rows.oriented = ik_limits_oriented(c, m);
     /*
      * The orientation rows weigh a radian as an eighth of the reach: the bench measured
      * 1 (the reach), 1/4, 1/8, 1/16 and 1/40 and the tip bone's length; 1/8 reached most
      * (orientation first drove the bones into the corners of their cones).
      */
-    rows.unit = 1 / reach;
-    rows.scale = 1.0 / 8;
+    s->rows.unit = 1 / reach;
+    s->rows.scale = 1.0 / 8;
+    s->rows.distance = NAN;
     /* The steps turn the local pose: the joints are made from it (only a pose derived from
        the joints just now needs that; otherwise they are). */
     if (c->pose_behind) {
@@ -3153,50 +3235,81 @@ static int finish(ik_chain *c, ik_vec3 target, int m, int iterations, int first,
         ik_chain_mark_stale(c, first);
     }
     ik_chain_fk(c);
-    *met = 0;
-    *distance = NAN;
-    if (!finish_in_range(c, target, m, rows.unit)) return 0;
-    lambda2 = FINISH_DAMPING;
+    if (!finish_in_range(c, target, m, s->rows.unit)) return 0;
+    s->lambda2 = FINISH_DAMPING;
     /* The error of the pose as it stands: measured again only when the pose changed. */
-    done = finish_error(c, target, m, &rows, &size);
-    if (centre && c->limited && !done && center(c, m, first, &rows)) done = finish_error(c, target, m, &rows, &size);
-    while (iter < iterations && !done) {
-        ik_real after;
-        finish_rows now;
-        int met_now;
-        keep_pose(c, first, m);
-        iter++;
-        if (!finish_step(c, m, first, &rows, lambda2)) {
-            if (unbends >= FINISH_UNBENDS || !unbend(c, m, first)) break;
-            unbends++;
-            done = finish_error(c, target, m, &rows, &size);
-            continue;
-        }
-        now = rows;
-        met_now = finish_error(c, target, m, &now, &after);
-        if (after < size) {
-            /* a gain of less than a percent twice running: a minimum the limits made */
-            stuck = after > 0.99 * size ? stuck + 1 : 0;
-            lambda2 = lambda2 * 0.25;
-            if (lambda2 < 1e-12) lambda2 = 1e-12;
-            rows = now, size = after, done = met_now;
-        } else {
-            restore_pose(c, first, m); /* (3D: to rounding, so measured again) */
-            lambda2 *= 8;
-            stuck = lambda2 > 1 ? stuck + 2 : stuck;
-            done = finish_error(c, target, m, &rows, &size);
-        }
-        if (stuck >= 2) {
-            if (unbends >= FINISH_UNBENDS || !unbend(c, m, first)) break;
-            unbends++;
-            stuck = 0;
-            lambda2 = FINISH_DAMPING;
-            done = finish_error(c, target, m, &rows, &size);
-        }
+    s->done = finish_error(c, target, m, &s->rows, &s->size);
+    if (centre && c->limited && !s->done && center(c, m, first, &s->rows))
+        s->done = finish_error(c, target, m, &s->rows, &s->size);
+    return 1;
+}
+
+int ik_steps_going(const ik_steps *s) { return s->iter < s->iterations && !s->done && !s->stopped; }
+
+void ik_steps_keep(ik_steps *s)
+{
+    keep_pose(s->c, s->first, s->m);
+    s->iter++;
+}
+
+int ik_steps_free2(const ik_steps *s) { return s->c->dim == 2 && !s->c->limited && !s->rows.oriented; }
+
+/* A step taken, its error now: kept if it gained (the damping lowered), else undone. */
+static void weigh(ik_steps *s, const ik_rows *now, ik_real after, int met_now)
+{
+    ik_chain *c = s->c;
+    if (after < s->size) {
+        /* a gain of less than a percent twice running: a minimum the limits made */
+        s->stuck = after > 0.99 * s->size ? s->stuck + 1 : 0;
+        s->lambda2 = s->lambda2 * 0.25;
+        if (s->lambda2 < 1e-12) s->lambda2 = 1e-12;
+        s->rows = *now, s->size = after, s->done = met_now;
+    } else {
+        restore_pose(c, s->first, s->m); /* (3D: to rounding, so measured again) */
+        s->lambda2 *= 8;
+        s->stuck = s->lambda2 > 1 ? s->stuck + 2 : s->stuck;
+        s->done = finish_error(c, s->target, s->m, &s->rows, &s->size);
     }
-    *met = done;
-    *distance = rows.distance;
-    return iter;
+    if (s->stuck >= 2) {
+        if (s->unbends >= FINISH_UNBENDS || !unbend(c, s->m, s->first)) {
+            s->stopped = 1;
+            return;
+        }
+        s->unbends++;
+        s->stuck = 0;
+        s->lambda2 = FINISH_DAMPING;
+        s->done = finish_error(c, s->target, s->m, &s->rows, &s->size);
+    }
+}
+
+void ik_steps_after(ik_steps *s, int stepped)
+{
+    ik_chain *c = s->c;
+    ik_real after;
+    ik_rows now;
+    int met_now;
+    if (!stepped) {
+        if (s->unbends >= FINISH_UNBENDS || !unbend(c, s->m, s->first)) {
+            s->stopped = 1;
+            return;
+        }
+        s->unbends++;
+        s->done = finish_error(c, s->target, s->m, &s->rows, &s->size);
+        return;
+    }
+    now = s->rows;
+    met_now = finish_error(c, s->target, s->m, &now, &after);
+    weigh(s, &now, after, met_now);
+}
+
+int ik_steps_step(ik_steps *s) { return finish_step(s->c, s->m, s->first, &s->rows, s->lambda2); }
+
+void ik_steps_run(ik_steps *s)
+{
+    while (ik_steps_going(s)) {
+        ik_steps_keep(s);
+        ik_steps_after(s, ik_steps_step(s));
+    }
 }
 
 /*
@@ -3226,12 +3339,11 @@ static void derive_from_points(ik_chain *c, int points)
 
 int ik_joint_finish(ik_chain *c, ik_vec3 target, int m, int iterations, int first, int points)
 {
-    int met, used;
-    ik_real distance;
+    ik_steps s;
     keep_points_rot(c, points);
-    used = finish(c, target, m, iterations, first, 0, &met, &distance);
+    if (steps_begin(&s, c, target, m, iterations, first, 0)) ik_steps_run(&s);
     derive_from_points(c, points);
-    return used;
+    return s.iter;
 }
 
 /*
@@ -3246,22 +3358,37 @@ int ik_joint_finish(ik_chain *c, ik_vec3 target, int m, int iterations, int firs
  * stay as the textbooks have them, here too.
  */
 
-int ik_joint_track(ik_chain *c, ik_vec3 target, int m, int first, int points, int *used, ik_real *distance)
+int ik_steps_track(ik_steps *s, ik_chain *c, ik_vec3 target, int m, int first, int points, ik_real distance)
 {
-    ik_real reach, left;
-    int met = 0;
-    *used = 0;
-    /* One free bone: the solver points it at the goal, the smallest turn there is. */
-    if (!c->settings.escape || m == 0 || (m == 1 && !c->limited)) return 0;
+    ik_real reach;
+    s->points = points;
+    s->iter = 0;
+    if (!ik_may_track(c, m)) return 0;
     reach = ik_chain_reach_to(c, m, NULL);
-    if (!(ik_joint_distance(c, m, target) < IK_TRACK_NEAR * reach)) return 0;
+    if (distance != distance) distance = ik_joint_distance(c, m, target);
+    if (!(distance < IK_TRACK_NEAR * reach)) return 0;
     if (!c->limited && !(ik_v3_len(ik_v3_sub(target, ik_joint_v3(c, 0))) < reach - c->settings.tolerance))
         return 0;
     keep_points_rot(c, points);
-    *used = finish(c, target, m, ik_iteration_budget(c->settings.iterations), first, 1, &met, &left);
-    derive_from_points(c, points);
-    if (distance) *distance = left;
-    return met;
+    if (!steps_begin(s, c, target, m, ik_iteration_budget(c->settings.iterations), first, 1)) s->iterations = 0;
+    return 1;
+}
+
+int ik_steps_end(ik_steps *s, int *used, ik_real *distance)
+{
+    derive_from_points(s->c, s->points);
+    *used = s->iter;
+    if (distance) *distance = s->rows.distance;
+    return s->done;
+}
+
+int ik_joint_track(ik_chain *c, ik_vec3 target, int m, int first, int points, int *used, ik_real *distance)
+{
+    ik_steps s;
+    *used = 0;
+    if (!ik_may_track(c, m) || !ik_steps_track(&s, c, target, m, first, points, NAN)) return 0;
+    ik_steps_run(&s);
+    return ik_steps_end(&s, used, distance);
 }
 
 /* ---- src/sweep.c ---- */
@@ -4055,16 +4182,11 @@ IK_NOINLINE ik_vec3 ik_fab_step3_slow(ik_vec3 w, ik_real len, const ik_real *fal
 
 /* ---- one solve in progress: what the single solve and the batch (batch.c) share ---- */
 
-int ik_fab_start(ik_fab *f, ik_chain *c, ik_vec3 target, int m, ik_real distance)
+/* The start after the tracking steps: used of them taken (none met the goal). */
+static int fab_rest(ik_fab *f, ik_chain *c, ik_vec3 target, int m, ik_real distance, int used)
 {
     const ik_settings *s = &c->settings;
     ik_real from_base;
-    int used = 0;
-    if (distance != distance) distance = ik_joint_distance(c, m, target);
-    f->distance = distance;
-    if (distance <= s->tolerance) return 0;
-    /* A goal tracked frame by frame: joint-space steps first (joint_space.c). */
-    if (ik_joint_track(c, target, m, 0, 1, &used, &f->distance)) return used; /* met */
     if (used > 0) { /* they fell short: the passes go on from where they left the chain */
         distance = ik_joint_distance(c, m, target);
         f->distance = NAN;
@@ -4089,6 +4211,37 @@ int ik_fab_start(ik_fab *f, ik_chain *c, ik_vec3 target, int m, ik_real distance
     f->crawl = 0;
     f->progress = ik_progress_from(c, m, distance, from_base);
     return -1;
+}
+
+int ik_fab_start(ik_fab *f, ik_chain *c, ik_vec3 target, int m, ik_real distance)
+{
+    int used = 0;
+    if (distance != distance) distance = ik_joint_distance(c, m, target);
+    f->distance = distance;
+    if (distance <= c->settings.tolerance) return 0;
+    /* A goal tracked frame by frame: joint-space steps first (joint_space.c). */
+    if (ik_may_track(c, m) && ik_joint_track(c, target, m, 0, 1, &used, &f->distance)) return used; /* met */
+    return fab_rest(f, c, target, m, distance, used);
+}
+
+int ik_fab_open(ik_fab *f, ik_steps *steps, ik_chain *c, ik_vec3 target, int m, ik_real *distance)
+{
+    if (*distance != *distance) *distance = ik_joint_distance(c, m, target);
+    f->c = c;
+    f->target = target;
+    f->m = m;
+    f->distance = *distance;
+    if (*distance <= c->settings.tolerance) return IK_FAB_DONE;
+    /* A goal tracked frame by frame: joint-space steps first (joint_space.c). */
+    return ik_steps_track(steps, c, target, m, 0, 1, *distance) ? IK_FAB_STEPS : IK_FAB_PASSES;
+}
+
+int ik_fab_close(ik_fab *f, ik_steps *steps, int opened, ik_real distance)
+{
+    int used = 0;
+    if (opened == IK_FAB_DONE) return 0;
+    if (opened == IK_FAB_STEPS && ik_steps_end(steps, &used, &f->distance)) return used; /* met */
+    return fab_rest(f, f->c, f->target, f->m, distance, used);
 }
 
 int ik_fab_next(ik_fab *f, ik_real distance)
@@ -4190,6 +4343,10 @@ int ik_fabrik(ik_chain *c, ik_vec3 target, int m, ik_real *distance)
  * the same order, so it ends bit for bit as its own solve leaves it; only the chains' steps
  * run side by side. One chain's step waits on its division and square root (the step
  * before gives the next its point); independent chains fill that wait.
+ *
+ * A chain whose goal is tracked (near its tip) takes joint-space steps first, as its own
+ * solve does (ik_steps in chain.h); the first step of the 2D chains, the one a tracked frame
+ * usually needs, runs side by side in lanes too (free2 in batch_lanes.h).
  *
  * Chains of one bone count go in lanes (batch_lanes.h): their joints laid out side by side,
  * coordinate by coordinate, so one vector instruction takes one step of 2 or 4 chains
@@ -4342,6 +4499,11 @@ typedef struct group {
 } group;
 
 typedef void (*passes_fn)(group *g);
+typedef void (*free2_fn)(ik_steps *const *s, int used, int n, int cap, ik_real *scratch, int *stepped);
+
+/* The scratch free2 (batch_lanes.h) takes for cap chains of n bones. */
+#define STEP_LANE 12
+#define STEP_REALS(n, cap) ((9 * (size_t)(n) + 4 + STEP_LANE) * (size_t)(cap))
 
 /* Chain f into lane k. */
 static void take(group *g, int k, ik_fab *f)
@@ -4469,6 +4631,18 @@ static void run_group(ik_fab *const *queue, int count, int cap, passes_fn passes
                                                        _mm_cmplt_pd(d, _mm_set1_pd(1e300)))))
 #define V_OUT_Q(q) (3 & ~_mm_movemask_pd(_mm_and_pd(_mm_cmpge_pd(q, _mm_set1_pd(1e-150)), \
                                                        _mm_cmple_pd(q, _mm_set1_pd(1e300)))))
+/* Pairs (x, y) at p[l] + at, lane l's, as a vector of the x and one of the y; and back. */
+static inline void xy_load_sse2(const ik_real *const *p, size_t at, __m128d *x, __m128d *y)
+{
+    __m128d a = _mm_loadu_pd(p[0] + at), b = _mm_loadu_pd(p[1] + at);
+    *x = _mm_unpacklo_pd(a, b), *y = _mm_unpackhi_pd(a, b);
+}
+static inline void xy_store_sse2(ik_real *const *p, size_t at, __m128d x, __m128d y)
+{
+    _mm_storeu_pd(p[0] + at, _mm_unpacklo_pd(x, y)), _mm_storeu_pd(p[1] + at, _mm_unpackhi_pd(x, y));
+}
+#define V_XY_LOAD xy_load_sse2
+#define V_XY_STORE xy_store_sse2
 /*
  * batch_lanes.h - the two FABRIK passes of batch.c over a group of chains laid side by side,
  * written once over a vector of LANES_W doubles and included by batch.c once per instruction
@@ -4482,6 +4656,8 @@ static void run_group(ik_fab *const *queue, int count, int cap, passes_fn passes
  *                   V_SET1(x) x in every lane
  *   V_OUT_D(d)      the bits (lane 0 the lowest) of the lanes where d is not in (1e-300,
  *                   1e300); V_OUT_Q(q) where q is not in [1e-150, 1e300]
+ *   V_XY_LOAD(p, at, &x, &y)  the pairs (x, y) at p[l] + at, lane l's, into a vector of the
+ *                   x and one of the y; V_XY_STORE(p, at, x, y) back
  *
  * The arithmetic is ik_fab_step2 / ik_fab_step3's, in the same order, so each lane computes
  * the bits ik_fabrik computes for its chain; a lane that needs the slow step takes it from
@@ -4666,6 +4842,148 @@ static LANES_TARGET void LANES_NAME(passes3)(group *g)
 
 #undef STEP_D
 #undef STEP_Q
+
+/*
+ * The closed-form 2D tracking step (joint_space.c's free_step2, then the forward kinematics
+ * ik_chain_fk does after it) on `used` chains of n bones at once, all their bones: the same
+ * operations in the same order, so each lane ends with the bits the chain's own step leaves.
+ * The chains lie side by side in the scratch (STEP_REALS(n, cap) doubles, aligned), joint j
+ * of lane l at x[j * cap + l], cap lanes (used rounded up to whole vectors, the rest copies
+ * of lane 0: numbers a step made); each loop runs over the bones, and over the vectors within
+ * a bone, so the vectors' forward kinematics (each bone waits for the one before it) overlap.
+ * A lane whose step would not have been taken (the scalar step returns 0 and touches
+ * nothing) is left out: stepped[l] 0; its numbers are held finite (det taken as 1), so no
+ * lane makes a NaN.
+ */
+static LANES_TARGET void LANES_NAME(free2)(ik_steps *const *s, int used, int n, int cap, ik_real *scratch, int *stepped)
+{
+    const size_t w = (size_t)cap;
+    ik_real *jx = scratch, *jy = jx + (n + 1) * w, *ux = jy + (n + 1) * w, *uy = ux + n * w;
+    ik_real *len = uy + n * w, *ox = len + n * w, *oy = ox + (n + 1) * w, *dx = oy + (n + 1) * w;
+    ik_real *dy = dx + n * w, *lane = dy + n * w; /* lane: STEP_LANE numbers a lane, below */
+    ik_real *unit = lane, *e0 = unit + w, *e1 = e0 + w, *a = e1 + w, *b = a + w, *d = b + w;
+    ik_real *y0 = d + w, *y1 = y0 + w, *big = y1 + w, *scale = big + w, *px = scale + w, *py = px + w;
+    const V half = V_SET1(0.5), one = V_SET1(1), zero = V_SET1(0), two = V_SET1(2), three = V_SET1(3);
+    int j, l, k;
+    for (k = 0; k < cap; k += LANES_W) {
+        const ik_real *pj[LANES_W], *pt[LANES_W];
+        V x, y;
+        for (l = 0; l < LANES_W; l++) {
+            const ik_chain *c = s[k + l < used ? k + l : 0]->c;
+            pj[l] = c->joint, pt[l] = &c->turn[0].x; /* (x, y) pairs both */
+        }
+        for (j = 0; j <= n; j++) {
+            V_XY_LOAD(pj, 2 * (size_t)j, &x, &y);
+            V_STORE(jx + j * w + k, x), V_STORE(jy + j * w + k, y);
+        }
+        for (j = 0; j < n; j++) {
+            V_XY_LOAD(pt, 2 * (size_t)j, &x, &y);
+            V_STORE(ux + j * w + k, x), V_STORE(uy + j * w + k, y);
+        }
+    }
+    for (l = 0; l < cap; l++) {
+        const ik_steps *t = s[l < used ? l : 0];
+        const ik_chain *c = t->c;
+        for (j = 0; j < n; j++) len[j * w + l] = c->length[j] * c->scale;
+        unit[l] = t->rows.unit, e0[l] = t->rows.e[0], e1[l] = t->rows.e[1];
+        a[l] = d[l] = t->lambda2, b[l] = 0, big[l] = 0;
+        px[l] = c->base_turn.x, py[l] = c->base_turn.y, ox[l] = c->base.x, oy[l] = c->base.y;
+    }
+    for (j = 0; j < n; j++) { /* the columns (-r.y, r.x), r the lever in reaches */
+        for (k = 0; k < cap; k += LANES_W) {
+            V u = V_LOAD(unit + k);
+            V rx = V_MUL(V_SUB(V_LOAD(jx + n * w + k), V_LOAD(jx + j * w + k)), u);
+            V ry = V_MUL(V_SUB(V_LOAD(jy + n * w + k), V_LOAD(jy + j * w + k)), u);
+            V_STORE(a + k, V_ADD(V_LOAD(a + k), V_MUL(ry, ry)));
+            V_STORE(b + k, V_SUB(V_LOAD(b + k), V_MUL(ry, rx)));
+            V_STORE(d + k, V_ADD(V_LOAD(d + k), V_MUL(rx, rx)));
+        }
+    }
+    for (k = 0; k < cap; k += LANES_W) {
+        V av = V_LOAD(a + k), bv = V_LOAD(b + k), dv = V_LOAD(d + k);
+        V_STORE(y0 + k, V_SUB(V_MUL(av, dv), V_MUL(bv, bv))); /* det, for now */
+    }
+    for (l = 0; l < cap; l++) {
+        stepped[l] = y0[l] > 0 && isfinite(y0[l]);
+        if (!stepped[l]) y0[l] = 1;
+    }
+    for (k = 0; k < cap; k += LANES_W) {
+        V av = V_LOAD(a + k), bv = V_LOAD(b + k), dv = V_LOAD(d + k), det = V_LOAD(y0 + k);
+        V ev = V_LOAD(e0 + k), fv = V_LOAD(e1 + k);
+        V_STORE(y0 + k, V_DIV(V_SUB(V_MUL(dv, ev), V_MUL(bv, fv)), det));
+        V_STORE(y1 + k, V_DIV(V_SUB(V_MUL(av, fv), V_MUL(bv, ev)), det));
+    }
+    for (j = 0; j < n; j++) {
+        for (k = 0; k < cap; k += LANES_W) {
+            V u = V_LOAD(unit + k);
+            V rx = V_MUL(V_SUB(V_LOAD(jx + n * w + k), V_LOAD(jx + j * w + k)), u);
+            V ry = V_MUL(V_SUB(V_LOAD(jy + n * w + k), V_LOAD(jy + j * w + k)), u);
+            V t = V_SUB(V_MUL(rx, V_LOAD(y1 + k)), V_MUL(ry, V_LOAD(y0 + k)));
+            V_STORE(big + k, V_MAX(V_LOAD(big + k), V_MAX(t, V_SUB(zero, t)))); /* |t| */
+        }
+    }
+    for (l = 0; l < cap; l++) {
+        if (!(big[l] > 1e-15)) stepped[l] = 0;
+        scale[l] = big[l] > IK_STEP_MAX_TURN ? IK_STEP_MAX_TURN / big[l] : 1;
+    }
+    /* Each bone's turn from the old joints, then its world data and the joint after it (into
+       ox, oy: the next bone's lever still reads the old joint). */
+    for (j = 0; j < n; j++) {
+        for (k = 0; k < cap; k += LANES_W) {
+            V u = V_LOAD(unit + k);
+            V rx = V_MUL(V_SUB(V_LOAD(jx + n * w + k), V_LOAD(jx + j * w + k)), u);
+            V ry = V_MUL(V_SUB(V_LOAD(jy + n * w + k), V_LOAD(jy + j * w + k)), u);
+            V h = V_MUL(V_MUL(V_SUB(V_MUL(rx, V_LOAD(y1 + k)), V_MUL(ry, V_LOAD(y0 + k))), V_LOAD(scale + k)), half);
+            V hh = V_MUL(h, h), kk = V_DIV(one, V_ADD(one, hh));
+            V cx = V_MUL(V_SUB(one, hh), kk), cy = V_MUL(V_MUL(two, h), kk);
+            V tx = V_LOAD(ux + j * w + k), ty = V_LOAD(uy + j * w + k), pxv = V_LOAD(px + k), pyv = V_LOAD(py + k);
+            V nx = V_SUB(V_MUL(cx, tx), V_MUL(cy, ty)), ny = V_ADD(V_MUL(cy, tx), V_MUL(cx, ty));
+            V q = V_MUL(V_SUB(three, V_ADD(V_MUL(nx, nx), V_MUL(ny, ny))), half), wx, wy, step;
+            nx = V_MUL(nx, q), ny = V_MUL(ny, q);
+            V_STORE(ux + j * w + k, nx), V_STORE(uy + j * w + k, ny);
+            /* the world turn: the parent's rotated by the new local one */
+            wx = V_SUB(V_MUL(pxv, nx), V_MUL(pyv, ny)), wy = V_ADD(V_MUL(pyv, nx), V_MUL(pxv, ny));
+            q = V_MUL(V_SUB(three, V_ADD(V_MUL(wx, wx), V_MUL(wy, wy))), half);
+            wx = V_MUL(wx, q), wy = V_MUL(wy, q);
+            step = V_LOAD(len + j * w + k);
+            V_STORE(px + k, wx), V_STORE(py + k, wy);
+            V_STORE(dx + j * w + k, wx), V_STORE(dy + j * w + k, wy);
+            V_STORE(ox + (j + 1) * w + k, V_ADD(V_LOAD(ox + j * w + k), V_MUL(wx, step)));
+            V_STORE(oy + (j + 1) * w + k, V_ADD(V_LOAD(oy + j * w + k), V_MUL(wy, step)));
+        }
+    }
+    /* Back into the chains that stepped: a vector at a time where all its lanes did. */
+    for (k = 0; k < used; k += LANES_W) {
+        int whole = k + LANES_W <= used;
+        for (l = 0; l < LANES_W && whole; l++) whole = stepped[k + l];
+        if (whole) {
+            ik_real *pj[LANES_W], *pt[LANES_W], *pd[LANES_W];
+            for (l = 0; l < LANES_W; l++) {
+                ik_chain *c = s[k + l]->c;
+                pj[l] = c->joint, pt[l] = &c->turn[0].x, pd[l] = c->dir;
+                for (j = 0; j < n; j++) c->angle[j] = IK_ANGLE_UNKNOWN;
+                c->stale_from = c->n;
+            }
+            for (j = 0; j < n; j++) {
+                V_XY_STORE(pt, 2 * (size_t)j, V_LOAD(ux + j * w + k), V_LOAD(uy + j * w + k));
+                V_XY_STORE(pd, 2 * (size_t)j, V_LOAD(dx + j * w + k), V_LOAD(dy + j * w + k));
+            }
+            for (j = 0; j <= n; j++) V_XY_STORE(pj, 2 * (size_t)j, V_LOAD(ox + j * w + k), V_LOAD(oy + j * w + k));
+            continue;
+        }
+        for (l = k; l < k + LANES_W && l < used; l++) {
+            ik_chain *c = s[l]->c;
+            if (!stepped[l]) continue;
+            for (j = 0; j < n; j++) {
+                c->turn[j] = ik_v2(ux[j * w + l], uy[j * w + l]);
+                c->angle[j] = IK_ANGLE_UNKNOWN;
+                c->dir[2 * j] = dx[j * w + l], c->dir[2 * j + 1] = dy[j * w + l];
+            }
+            for (j = 0; j <= n; j++) c->joint[2 * j] = ox[j * w + l], c->joint[2 * j + 1] = oy[j * w + l];
+            c->stale_from = c->n;
+        }
+    }
+}
 #undef LANES_NAME
 #undef LANES_TARGET
 #undef LANES_W
@@ -4682,6 +5000,8 @@ static LANES_TARGET void LANES_NAME(passes3)(group *g)
 #undef V_SET1
 #undef V_OUT_D
 #undef V_OUT_Q
+#undef V_XY_LOAD
+#undef V_XY_STORE
 
 #ifndef IK_NO_AVX2
 #define LANES_NAME(f) f##_avx2
@@ -4702,6 +5022,23 @@ static LANES_TARGET void LANES_NAME(passes3)(group *g)
                                                              _mm256_cmp_pd(d, _mm256_set1_pd(1e300), _CMP_LT_OQ))))
 #define V_OUT_Q(q) (15 & ~_mm256_movemask_pd(_mm256_and_pd(_mm256_cmp_pd(q, _mm256_set1_pd(1e-150), _CMP_GE_OQ), \
                                                              _mm256_cmp_pd(q, _mm256_set1_pd(1e300), _CMP_LE_OQ))))
+static inline __attribute__((target("avx2"))) void xy_load_avx2(const ik_real *const *p, size_t at, __m256d *x,
+                                                                __m256d *y)
+{
+    __m128d a = _mm_loadu_pd(p[0] + at), b = _mm_loadu_pd(p[1] + at);
+    __m128d c = _mm_loadu_pd(p[2] + at), d = _mm_loadu_pd(p[3] + at);
+    *x = _mm256_insertf128_pd(_mm256_castpd128_pd256(_mm_unpacklo_pd(a, b)), _mm_unpacklo_pd(c, d), 1);
+    *y = _mm256_insertf128_pd(_mm256_castpd128_pd256(_mm_unpackhi_pd(a, b)), _mm_unpackhi_pd(c, d), 1);
+}
+static inline __attribute__((target("avx2"))) void xy_store_avx2(ik_real *const *p, size_t at, __m256d x, __m256d y)
+{
+    __m128d xl = _mm256_castpd256_pd128(x), xh = _mm256_extractf128_pd(x, 1);
+    __m128d yl = _mm256_castpd256_pd128(y), yh = _mm256_extractf128_pd(y, 1);
+    _mm_storeu_pd(p[0] + at, _mm_unpacklo_pd(xl, yl)), _mm_storeu_pd(p[1] + at, _mm_unpackhi_pd(xl, yl));
+    _mm_storeu_pd(p[2] + at, _mm_unpacklo_pd(xh, yh)), _mm_storeu_pd(p[3] + at, _mm_unpackhi_pd(xh, yh));
+}
+#define V_XY_LOAD xy_load_avx2
+#define V_XY_STORE xy_store_avx2
 /*
  * batch_lanes.h - the two FABRIK passes of batch.c over a group of chains laid side by side,
  * written once over a vector of LANES_W doubles and included by batch.c once per instruction
@@ -4715,6 +5052,8 @@ static LANES_TARGET void LANES_NAME(passes3)(group *g)
  *                   V_SET1(x) x in every lane
  *   V_OUT_D(d)      the bits (lane 0 the lowest) of the lanes where d is not in (1e-300,
  *                   1e300); V_OUT_Q(q) where q is not in [1e-150, 1e300]
+ *   V_XY_LOAD(p, at, &x, &y)  the pairs (x, y) at p[l] + at, lane l's, into a vector of the
+ *                   x and one of the y; V_XY_STORE(p, at, x, y) back
  *
  * The arithmetic is ik_fab_step2 / ik_fab_step3's, in the same order, so each lane computes
  * the bits ik_fabrik computes for its chain; a lane that needs the slow step takes it from
@@ -4899,6 +5238,148 @@ static LANES_TARGET void LANES_NAME(passes3)(group *g)
 
 #undef STEP_D
 #undef STEP_Q
+
+/*
+ * The closed-form 2D tracking step (joint_space.c's free_step2, then the forward kinematics
+ * ik_chain_fk does after it) on `used` chains of n bones at once, all their bones: the same
+ * operations in the same order, so each lane ends with the bits the chain's own step leaves.
+ * The chains lie side by side in the scratch (STEP_REALS(n, cap) doubles, aligned), joint j
+ * of lane l at x[j * cap + l], cap lanes (used rounded up to whole vectors, the rest copies
+ * of lane 0: numbers a step made); each loop runs over the bones, and over the vectors within
+ * a bone, so the vectors' forward kinematics (each bone waits for the one before it) overlap.
+ * A lane whose step would not have been taken (the scalar step returns 0 and touches
+ * nothing) is left out: stepped[l] 0; its numbers are held finite (det taken as 1), so no
+ * lane makes a NaN.
+ */
+static LANES_TARGET void LANES_NAME(free2)(ik_steps *const *s, int used, int n, int cap, ik_real *scratch, int *stepped)
+{
+    const size_t w = (size_t)cap;
+    ik_real *jx = scratch, *jy = jx + (n + 1) * w, *ux = jy + (n + 1) * w, *uy = ux + n * w;
+    ik_real *len = uy + n * w, *ox = len + n * w, *oy = ox + (n + 1) * w, *dx = oy + (n + 1) * w;
+    ik_real *dy = dx + n * w, *lane = dy + n * w; /* lane: STEP_LANE numbers a lane, below */
+    ik_real *unit = lane, *e0 = unit + w, *e1 = e0 + w, *a = e1 + w, *b = a + w, *d = b + w;
+    ik_real *y0 = d + w, *y1 = y0 + w, *big = y1 + w, *scale = big + w, *px = scale + w, *py = px + w;
+    const V half = V_SET1(0.5), one = V_SET1(1), zero = V_SET1(0), two = V_SET1(2), three = V_SET1(3);
+    int j, l, k;
+    for (k = 0; k < cap; k += LANES_W) {
+        const ik_real *pj[LANES_W], *pt[LANES_W];
+        V x, y;
+        for (l = 0; l < LANES_W; l++) {
+            const ik_chain *c = s[k + l < used ? k + l : 0]->c;
+            pj[l] = c->joint, pt[l] = &c->turn[0].x; /* (x, y) pairs both */
+        }
+        for (j = 0; j <= n; j++) {
+            V_XY_LOAD(pj, 2 * (size_t)j, &x, &y);
+            V_STORE(jx + j * w + k, x), V_STORE(jy + j * w + k, y);
+        }
+        for (j = 0; j < n; j++) {
+            V_XY_LOAD(pt, 2 * (size_t)j, &x, &y);
+            V_STORE(ux + j * w + k, x), V_STORE(uy + j * w + k, y);
+        }
+    }
+    for (l = 0; l < cap; l++) {
+        const ik_steps *t = s[l < used ? l : 0];
+        const ik_chain *c = t->c;
+        for (j = 0; j < n; j++) len[j * w + l] = c->length[j] * c->scale;
+        unit[l] = t->rows.unit, e0[l] = t->rows.e[0], e1[l] = t->rows.e[1];
+        a[l] = d[l] = t->lambda2, b[l] = 0, big[l] = 0;
+        px[l] = c->base_turn.x, py[l] = c->base_turn.y, ox[l] = c->base.x, oy[l] = c->base.y;
+    }
+    for (j = 0; j < n; j++) { /* the columns (-r.y, r.x), r the lever in reaches */
+        for (k = 0; k < cap; k += LANES_W) {
+            V u = V_LOAD(unit + k);
+            V rx = V_MUL(V_SUB(V_LOAD(jx + n * w + k), V_LOAD(jx + j * w + k)), u);
+            V ry = V_MUL(V_SUB(V_LOAD(jy + n * w + k), V_LOAD(jy + j * w + k)), u);
+            V_STORE(a + k, V_ADD(V_LOAD(a + k), V_MUL(ry, ry)));
+            V_STORE(b + k, V_SUB(V_LOAD(b + k), V_MUL(ry, rx)));
+            V_STORE(d + k, V_ADD(V_LOAD(d + k), V_MUL(rx, rx)));
+        }
+    }
+    for (k = 0; k < cap; k += LANES_W) {
+        V av = V_LOAD(a + k), bv = V_LOAD(b + k), dv = V_LOAD(d + k);
+        V_STORE(y0 + k, V_SUB(V_MUL(av, dv), V_MUL(bv, bv))); /* det, for now */
+    }
+    for (l = 0; l < cap; l++) {
+        stepped[l] = y0[l] > 0 && isfinite(y0[l]);
+        if (!stepped[l]) y0[l] = 1;
+    }
+    for (k = 0; k < cap; k += LANES_W) {
+        V av = V_LOAD(a + k), bv = V_LOAD(b + k), dv = V_LOAD(d + k), det = V_LOAD(y0 + k);
+        V ev = V_LOAD(e0 + k), fv = V_LOAD(e1 + k);
+        V_STORE(y0 + k, V_DIV(V_SUB(V_MUL(dv, ev), V_MUL(bv, fv)), det));
+        V_STORE(y1 + k, V_DIV(V_SUB(V_MUL(av, fv), V_MUL(bv, ev)), det));
+    }
+    for (j = 0; j < n; j++) {
+        for (k = 0; k < cap; k += LANES_W) {
+            V u = V_LOAD(unit + k);
+            V rx = V_MUL(V_SUB(V_LOAD(jx + n * w + k), V_LOAD(jx + j * w + k)), u);
+            V ry = V_MUL(V_SUB(V_LOAD(jy + n * w + k), V_LOAD(jy + j * w + k)), u);
+            V t = V_SUB(V_MUL(rx, V_LOAD(y1 + k)), V_MUL(ry, V_LOAD(y0 + k)));
+            V_STORE(big + k, V_MAX(V_LOAD(big + k), V_MAX(t, V_SUB(zero, t)))); /* |t| */
+        }
+    }
+    for (l = 0; l < cap; l++) {
+        if (!(big[l] > 1e-15)) stepped[l] = 0;
+        scale[l] = big[l] > IK_STEP_MAX_TURN ? IK_STEP_MAX_TURN / big[l] : 1;
+    }
+    /* Each bone's turn from the old joints, then its world data and the joint after it (into
+       ox, oy: the next bone's lever still reads the old joint). */
+    for (j = 0; j < n; j++) {
+        for (k = 0; k < cap; k += LANES_W) {
+            V u = V_LOAD(unit + k);
+            V rx = V_MUL(V_SUB(V_LOAD(jx + n * w + k), V_LOAD(jx + j * w + k)), u);
+            V ry = V_MUL(V_SUB(V_LOAD(jy + n * w + k), V_LOAD(jy + j * w + k)), u);
+            V h = V_MUL(V_MUL(V_SUB(V_MUL(rx, V_LOAD(y1 + k)), V_MUL(ry, V_LOAD(y0 + k))), V_LOAD(scale + k)), half);
+            V hh = V_MUL(h, h), kk = V_DIV(one, V_ADD(one, hh));
+            V cx = V_MUL(V_SUB(one, hh), kk), cy = V_MUL(V_MUL(two, h), kk);
+            V tx = V_LOAD(ux + j * w + k), ty = V_LOAD(uy + j * w + k), pxv = V_LOAD(px + k), pyv = V_LOAD(py + k);
+            V nx = V_SUB(V_MUL(cx, tx), V_MUL(cy, ty)), ny = V_ADD(V_MUL(cy, tx), V_MUL(cx, ty));
+            V q = V_MUL(V_SUB(three, V_ADD(V_MUL(nx, nx), V_MUL(ny, ny))), half), wx, wy, step;
+            nx = V_MUL(nx, q), ny = V_MUL(ny, q);
+            V_STORE(ux + j * w + k, nx), V_STORE(uy + j * w + k, ny);
+            /* the world turn: the parent's rotated by the new local one */
+            wx = V_SUB(V_MUL(pxv, nx), V_MUL(pyv, ny)), wy = V_ADD(V_MUL(pyv, nx), V_MUL(pxv, ny));
+            q = V_MUL(V_SUB(three, V_ADD(V_MUL(wx, wx), V_MUL(wy, wy))), half);
+            wx = V_MUL(wx, q), wy = V_MUL(wy, q);
+            step = V_LOAD(len + j * w + k);
+            V_STORE(px + k, wx), V_STORE(py + k, wy);
+            V_STORE(dx + j * w + k, wx), V_STORE(dy + j * w + k, wy);
+            V_STORE(ox + (j + 1) * w + k, V_ADD(V_LOAD(ox + j * w + k), V_MUL(wx, step)));
+            V_STORE(oy + (j + 1) * w + k, V_ADD(V_LOAD(oy + j * w + k), V_MUL(wy, step)));
+        }
+    }
+    /* Back into the chains that stepped: a vector at a time where all its lanes did. */
+    for (k = 0; k < used; k += LANES_W) {
+        int whole = k + LANES_W <= used;
+        for (l = 0; l < LANES_W && whole; l++) whole = stepped[k + l];
+        if (whole) {
+            ik_real *pj[LANES_W], *pt[LANES_W], *pd[LANES_W];
+            for (l = 0; l < LANES_W; l++) {
+                ik_chain *c = s[k + l]->c;
+                pj[l] = c->joint, pt[l] = &c->turn[0].x, pd[l] = c->dir;
+                for (j = 0; j < n; j++) c->angle[j] = IK_ANGLE_UNKNOWN;
+                c->stale_from = c->n;
+            }
+            for (j = 0; j < n; j++) {
+                V_XY_STORE(pt, 2 * (size_t)j, V_LOAD(ux + j * w + k), V_LOAD(uy + j * w + k));
+                V_XY_STORE(pd, 2 * (size_t)j, V_LOAD(dx + j * w + k), V_LOAD(dy + j * w + k));
+            }
+            for (j = 0; j <= n; j++) V_XY_STORE(pj, 2 * (size_t)j, V_LOAD(ox + j * w + k), V_LOAD(oy + j * w + k));
+            continue;
+        }
+        for (l = k; l < k + LANES_W && l < used; l++) {
+            ik_chain *c = s[l]->c;
+            if (!stepped[l]) continue;
+            for (j = 0; j < n; j++) {
+                c->turn[j] = ik_v2(ux[j * w + l], uy[j * w + l]);
+                c->angle[j] = IK_ANGLE_UNKNOWN;
+                c->dir[2 * j] = dx[j * w + l], c->dir[2 * j + 1] = dy[j * w + l];
+            }
+            for (j = 0; j <= n; j++) c->joint[2 * j] = ox[j * w + l], c->joint[2 * j + 1] = oy[j * w + l];
+            c->stale_from = c->n;
+        }
+    }
+}
 #endif
 
 static passes_fn lanes_passes(int dim)
@@ -4907,6 +5388,14 @@ static passes_fn lanes_passes(int dim)
     if (__builtin_cpu_supports("avx2")) return dim == 2 ? passes2_avx2 : passes3_avx2;
 #endif
     return dim == 2 ? passes2_sse2 : passes3_sse2;
+}
+
+static free2_fn lanes_free2(int *width)
+{
+#ifndef IK_NO_AVX2
+    if (__builtin_cpu_supports("avx2")) return *width = 4, free2_avx2;
+#endif
+    return *width = 2, free2_sse2;
 }
 
 #else /* NEON */
@@ -4931,6 +5420,17 @@ static inline int neon_out(uint64x2_t ok)
 }
 #define V_OUT_D(d) neon_out(vandq_u64(vcgtq_f64(d, vdupq_n_f64(1e-300)), vcltq_f64(d, vdupq_n_f64(1e300))))
 #define V_OUT_Q(q) neon_out(vandq_u64(vcgeq_f64(q, vdupq_n_f64(1e-150)), vcleq_f64(q, vdupq_n_f64(1e300))))
+static inline void xy_load_neon(const ik_real *const *p, size_t at, float64x2_t *x, float64x2_t *y)
+{
+    float64x2_t a = vld1q_f64(p[0] + at), b = vld1q_f64(p[1] + at);
+    *x = vzip1q_f64(a, b), *y = vzip2q_f64(a, b);
+}
+static inline void xy_store_neon(ik_real *const *p, size_t at, float64x2_t x, float64x2_t y)
+{
+    vst1q_f64(p[0] + at, vzip1q_f64(x, y)), vst1q_f64(p[1] + at, vzip2q_f64(x, y));
+}
+#define V_XY_LOAD xy_load_neon
+#define V_XY_STORE xy_store_neon
 /*
  * batch_lanes.h - the two FABRIK passes of batch.c over a group of chains laid side by side,
  * written once over a vector of LANES_W doubles and included by batch.c once per instruction
@@ -4944,6 +5444,8 @@ static inline int neon_out(uint64x2_t ok)
  *                   V_SET1(x) x in every lane
  *   V_OUT_D(d)      the bits (lane 0 the lowest) of the lanes where d is not in (1e-300,
  *                   1e300); V_OUT_Q(q) where q is not in [1e-150, 1e300]
+ *   V_XY_LOAD(p, at, &x, &y)  the pairs (x, y) at p[l] + at, lane l's, into a vector of the
+ *                   x and one of the y; V_XY_STORE(p, at, x, y) back
  *
  * The arithmetic is ik_fab_step2 / ik_fab_step3's, in the same order, so each lane computes
  * the bits ik_fabrik computes for its chain; a lane that needs the slow step takes it from
@@ -5129,9 +5631,156 @@ static LANES_TARGET void LANES_NAME(passes3)(group *g)
 #undef STEP_D
 #undef STEP_Q
 
+/*
+ * The closed-form 2D tracking step (joint_space.c's free_step2, then the forward kinematics
+ * ik_chain_fk does after it) on `used` chains of n bones at once, all their bones: the same
+ * operations in the same order, so each lane ends with the bits the chain's own step leaves.
+ * The chains lie side by side in the scratch (STEP_REALS(n, cap) doubles, aligned), joint j
+ * of lane l at x[j * cap + l], cap lanes (used rounded up to whole vectors, the rest copies
+ * of lane 0: numbers a step made); each loop runs over the bones, and over the vectors within
+ * a bone, so the vectors' forward kinematics (each bone waits for the one before it) overlap.
+ * A lane whose step would not have been taken (the scalar step returns 0 and touches
+ * nothing) is left out: stepped[l] 0; its numbers are held finite (det taken as 1), so no
+ * lane makes a NaN.
+ */
+static LANES_TARGET void LANES_NAME(free2)(ik_steps *const *s, int used, int n, int cap, ik_real *scratch, int *stepped)
+{
+    const size_t w = (size_t)cap;
+    ik_real *jx = scratch, *jy = jx + (n + 1) * w, *ux = jy + (n + 1) * w, *uy = ux + n * w;
+    ik_real *len = uy + n * w, *ox = len + n * w, *oy = ox + (n + 1) * w, *dx = oy + (n + 1) * w;
+    ik_real *dy = dx + n * w, *lane = dy + n * w; /* lane: STEP_LANE numbers a lane, below */
+    ik_real *unit = lane, *e0 = unit + w, *e1 = e0 + w, *a = e1 + w, *b = a + w, *d = b + w;
+    ik_real *y0 = d + w, *y1 = y0 + w, *big = y1 + w, *scale = big + w, *px = scale + w, *py = px + w;
+    const V half = V_SET1(0.5), one = V_SET1(1), zero = V_SET1(0), two = V_SET1(2), three = V_SET1(3);
+    int j, l, k;
+    for (k = 0; k < cap; k += LANES_W) {
+        const ik_real *pj[LANES_W], *pt[LANES_W];
+        V x, y;
+        for (l = 0; l < LANES_W; l++) {
+            const ik_chain *c = s[k + l < used ? k + l : 0]->c;
+            pj[l] = c->joint, pt[l] = &c->turn[0].x; /* (x, y) pairs both */
+        }
+        for (j = 0; j <= n; j++) {
+            V_XY_LOAD(pj, 2 * (size_t)j, &x, &y);
+            V_STORE(jx + j * w + k, x), V_STORE(jy + j * w + k, y);
+        }
+        for (j = 0; j < n; j++) {
+            V_XY_LOAD(pt, 2 * (size_t)j, &x, &y);
+            V_STORE(ux + j * w + k, x), V_STORE(uy + j * w + k, y);
+        }
+    }
+    for (l = 0; l < cap; l++) {
+        const ik_steps *t = s[l < used ? l : 0];
+        const ik_chain *c = t->c;
+        for (j = 0; j < n; j++) len[j * w + l] = c->length[j] * c->scale;
+        unit[l] = t->rows.unit, e0[l] = t->rows.e[0], e1[l] = t->rows.e[1];
+        a[l] = d[l] = t->lambda2, b[l] = 0, big[l] = 0;
+        px[l] = c->base_turn.x, py[l] = c->base_turn.y, ox[l] = c->base.x, oy[l] = c->base.y;
+    }
+    for (j = 0; j < n; j++) { /* the columns (-r.y, r.x), r the lever in reaches */
+        for (k = 0; k < cap; k += LANES_W) {
+            V u = V_LOAD(unit + k);
+            V rx = V_MUL(V_SUB(V_LOAD(jx + n * w + k), V_LOAD(jx + j * w + k)), u);
+            V ry = V_MUL(V_SUB(V_LOAD(jy + n * w + k), V_LOAD(jy + j * w + k)), u);
+            V_STORE(a + k, V_ADD(V_LOAD(a + k), V_MUL(ry, ry)));
+            V_STORE(b + k, V_SUB(V_LOAD(b + k), V_MUL(ry, rx)));
+            V_STORE(d + k, V_ADD(V_LOAD(d + k), V_MUL(rx, rx)));
+        }
+    }
+    for (k = 0; k < cap; k += LANES_W) {
+        V av = V_LOAD(a + k), bv = V_LOAD(b + k), dv = V_LOAD(d + k);
+        V_STORE(y0 + k, V_SUB(V_MUL(av, dv), V_MUL(bv, bv))); /* det, for now */
+    }
+    for (l = 0; l < cap; l++) {
+        stepped[l] = y0[l] > 0 && isfinite(y0[l]);
+        if (!stepped[l]) y0[l] = 1;
+    }
+    for (k = 0; k < cap; k += LANES_W) {
+        V av = V_LOAD(a + k), bv = V_LOAD(b + k), dv = V_LOAD(d + k), det = V_LOAD(y0 + k);
+        V ev = V_LOAD(e0 + k), fv = V_LOAD(e1 + k);
+        V_STORE(y0 + k, V_DIV(V_SUB(V_MUL(dv, ev), V_MUL(bv, fv)), det));
+        V_STORE(y1 + k, V_DIV(V_SUB(V_MUL(av, fv), V_MUL(bv, ev)), det));
+    }
+    for (j = 0; j < n; j++) {
+        for (k = 0; k < cap; k += LANES_W) {
+            V u = V_LOAD(unit + k);
+            V rx = V_MUL(V_SUB(V_LOAD(jx + n * w + k), V_LOAD(jx + j * w + k)), u);
+            V ry = V_MUL(V_SUB(V_LOAD(jy + n * w + k), V_LOAD(jy + j * w + k)), u);
+            V t = V_SUB(V_MUL(rx, V_LOAD(y1 + k)), V_MUL(ry, V_LOAD(y0 + k)));
+            V_STORE(big + k, V_MAX(V_LOAD(big + k), V_MAX(t, V_SUB(zero, t)))); /* |t| */
+        }
+    }
+    for (l = 0; l < cap; l++) {
+        if (!(big[l] > 1e-15)) stepped[l] = 0;
+        scale[l] = big[l] > IK_STEP_MAX_TURN ? IK_STEP_MAX_TURN / big[l] : 1;
+    }
+    /* Each bone's turn from the old joints, then its world data and the joint after it (into
+       ox, oy: the next bone's lever still reads the old joint). */
+    for (j = 0; j < n; j++) {
+        for (k = 0; k < cap; k += LANES_W) {
+            V u = V_LOAD(unit + k);
+            V rx = V_MUL(V_SUB(V_LOAD(jx + n * w + k), V_LOAD(jx + j * w + k)), u);
+            V ry = V_MUL(V_SUB(V_LOAD(jy + n * w + k), V_LOAD(jy + j * w + k)), u);
+            V h = V_MUL(V_MUL(V_SUB(V_MUL(rx, V_LOAD(y1 + k)), V_MUL(ry, V_LOAD(y0 + k))), V_LOAD(scale + k)), half);
+            V hh = V_MUL(h, h), kk = V_DIV(one, V_ADD(one, hh));
+            V cx = V_MUL(V_SUB(one, hh), kk), cy = V_MUL(V_MUL(two, h), kk);
+            V tx = V_LOAD(ux + j * w + k), ty = V_LOAD(uy + j * w + k), pxv = V_LOAD(px + k), pyv = V_LOAD(py + k);
+            V nx = V_SUB(V_MUL(cx, tx), V_MUL(cy, ty)), ny = V_ADD(V_MUL(cy, tx), V_MUL(cx, ty));
+            V q = V_MUL(V_SUB(three, V_ADD(V_MUL(nx, nx), V_MUL(ny, ny))), half), wx, wy, step;
+            nx = V_MUL(nx, q), ny = V_MUL(ny, q);
+            V_STORE(ux + j * w + k, nx), V_STORE(uy + j * w + k, ny);
+            /* the world turn: the parent's rotated by the new local one */
+            wx = V_SUB(V_MUL(pxv, nx), V_MUL(pyv, ny)), wy = V_ADD(V_MUL(pyv, nx), V_MUL(pxv, ny));
+            q = V_MUL(V_SUB(three, V_ADD(V_MUL(wx, wx), V_MUL(wy, wy))), half);
+            wx = V_MUL(wx, q), wy = V_MUL(wy, q);
+            step = V_LOAD(len + j * w + k);
+            V_STORE(px + k, wx), V_STORE(py + k, wy);
+            V_STORE(dx + j * w + k, wx), V_STORE(dy + j * w + k, wy);
+            V_STORE(ox + (j + 1) * w + k, V_ADD(V_LOAD(ox + j * w + k), V_MUL(wx, step)));
+            V_STORE(oy + (j + 1) * w + k, V_ADD(V_LOAD(oy + j * w + k), V_MUL(wy, step)));
+        }
+    }
+    /* Back into the chains that stepped: a vector at a time where all its lanes did. */
+    for (k = 0; k < used; k += LANES_W) {
+        int whole = k + LANES_W <= used;
+        for (l = 0; l < LANES_W && whole; l++) whole = stepped[k + l];
+        if (whole) {
+            ik_real *pj[LANES_W], *pt[LANES_W], *pd[LANES_W];
+            for (l = 0; l < LANES_W; l++) {
+                ik_chain *c = s[k + l]->c;
+                pj[l] = c->joint, pt[l] = &c->turn[0].x, pd[l] = c->dir;
+                for (j = 0; j < n; j++) c->angle[j] = IK_ANGLE_UNKNOWN;
+                c->stale_from = c->n;
+            }
+            for (j = 0; j < n; j++) {
+                V_XY_STORE(pt, 2 * (size_t)j, V_LOAD(ux + j * w + k), V_LOAD(uy + j * w + k));
+                V_XY_STORE(pd, 2 * (size_t)j, V_LOAD(dx + j * w + k), V_LOAD(dy + j * w + k));
+            }
+            for (j = 0; j <= n; j++) V_XY_STORE(pj, 2 * (size_t)j, V_LOAD(ox + j * w + k), V_LOAD(oy + j * w + k));
+            continue;
+        }
+        for (l = k; l < k + LANES_W && l < used; l++) {
+            ik_chain *c = s[l]->c;
+            if (!stepped[l]) continue;
+            for (j = 0; j < n; j++) {
+                c->turn[j] = ik_v2(ux[j * w + l], uy[j * w + l]);
+                c->angle[j] = IK_ANGLE_UNKNOWN;
+                c->dir[2 * j] = dx[j * w + l], c->dir[2 * j + 1] = dy[j * w + l];
+            }
+            for (j = 0; j <= n; j++) c->joint[2 * j] = ox[j * w + l], c->joint[2 * j + 1] = oy[j * w + l];
+            c->stale_from = c->n;
+        }
+    }
+}
+
 static passes_fn lanes_passes(int dim)
 {
     return dim == 2 ? passes2_neon : passes3_neon;
+}
+
+static free2_fn lanes_free2(int *width)
+{
+    return *width = 2, free2_neon;
 }
 #endif
 
@@ -5172,13 +5821,58 @@ static int in_lanes(ik_fab **live, int n)
 }
 #endif /* IK_LANES */
 
+/*
+ * The tracking steps (ik_steps in chain.h) of the chains that take them, each as its own
+ * solve would; the first step of the 2D chains without limits (the closed form, the one
+ * tracking takes a frame) side by side in lanes, a group of chains of one bone count at a
+ * time. Chains alone in their bone count, too long for the scratch, or in builds without
+ * vector extensions take it alone.
+ */
+static void track(ik_steps *steps, const int *opened, int count)
+{
+    int k;
+#if IK_LANES
+    ik_real scratch[GROUP_REALS] __attribute__((aligned(32)));
+    ik_steps *side[IK_BATCH];
+    int j, n = 0, width, stepped[IK_BATCH];
+    free2_fn free2 = lanes_free2(&width);
+    for (k = 0; k < count; k++) {
+        ik_steps *s = &steps[k];
+        if (opened[k] == IK_FAB_STEPS && ik_steps_going(s) && ik_steps_free2(s) && s->first == 0 &&
+            s->m == s->c->n) { /* (the steps start on a settled, current chain) */
+            for (j = n++; j > 0 && side[j - 1]->c->n > s->c->n; j--) side[j] = side[j - 1];
+            side[j] = s;
+        }
+    }
+    for (k = 0; k < n; k = j) {
+        int used, cap, l, bones = side[k]->c->n;
+        for (j = k + 1; j < n && side[j]->c->n == bones; j++) {}
+        /* as many as the scratch holds, in whole vectors; alone: its own step, below */
+        cap = (j - k + width - 1) / width * width;
+        while (cap > 0 && STEP_REALS(bones, cap) > GROUP_REALS) cap -= width;
+        used = j - k < cap ? j - k : cap;
+        if (used < 2) continue;
+        j = k + used;
+        for (l = 0; l < used; l++) ik_steps_keep(side[k + l]);
+        free2(side + k, used, bones, cap, scratch, stepped);
+        for (l = 0; l < used; l++) ik_steps_after(side[k + l], stepped[l]);
+    }
+#endif
+    for (k = 0; k < count; k++)
+        if (opened[k] == IK_FAB_STEPS) ik_steps_run(&steps[k]);
+}
+
 void ik_fabrik_batch(ik_chain *const *chains, const ik_vec3 *targets, int count, int *iterations,
                      ik_real *distances)
 {
     ik_fab run[IK_BATCH], *live[IK_BATCH];
-    int k, n = 0;
+    ik_steps steps[IK_BATCH];
+    int k, n = 0, opened[IK_BATCH];
+    for (k = 0; k < count; k++)
+        opened[k] = ik_fab_open(&run[k], &steps[k], chains[k], targets[k], chains[k]->n, &distances[k]);
+    track(steps, opened, count);
     for (k = 0; k < count; k++) {
-        iterations[k] = ik_fab_start(&run[k], chains[k], targets[k], chains[k]->n, distances[k]);
+        iterations[k] = ik_fab_close(&run[k], &steps[k], opened[k], distances[k]);
         if (iterations[k] < 0) live[n++] = &run[k];
     }
 #if IK_LANES

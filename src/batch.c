@@ -5,6 +5,10 @@
  * run side by side. One chain's step waits on its division and square root (the step
  * before gives the next its point); independent chains fill that wait.
  *
+ * A chain whose goal is tracked (near its tip) takes joint-space steps first, as its own
+ * solve does (ik_steps in chain.h); the first step of the 2D chains, the one a tracked frame
+ * usually needs, runs side by side in lanes too (free2 in batch_lanes.h).
+ *
  * Chains of one bone count go in lanes (batch_lanes.h): their joints laid out side by side,
  * coordinate by coordinate, so one vector instruction takes one step of 2 or 4 chains
  * (SSE2 on every x86-64, AVX2 where the processor has it, chosen at run time; NEON on
@@ -157,6 +161,11 @@ typedef struct group {
 } group;
 
 typedef void (*passes_fn)(group *g);
+typedef void (*free2_fn)(ik_steps *const *s, int used, int n, int cap, ik_real *scratch, int *stepped);
+
+/* The scratch free2 (batch_lanes.h) takes for cap chains of n bones. */
+#define STEP_LANE 12
+#define STEP_REALS(n, cap) ((9 * (size_t)(n) + 4 + STEP_LANE) * (size_t)(cap))
 
 /* Chain f into lane k. */
 static void take(group *g, int k, ik_fab *f)
@@ -284,6 +293,18 @@ static void run_group(ik_fab *const *queue, int count, int cap, passes_fn passes
                                                        _mm_cmplt_pd(d, _mm_set1_pd(1e300)))))
 #define V_OUT_Q(q) (3 & ~_mm_movemask_pd(_mm_and_pd(_mm_cmpge_pd(q, _mm_set1_pd(1e-150)), \
                                                        _mm_cmple_pd(q, _mm_set1_pd(1e300)))))
+/* Pairs (x, y) at p[l] + at, lane l's, as a vector of the x and one of the y; and back. */
+static inline void xy_load_sse2(const ik_real *const *p, size_t at, __m128d *x, __m128d *y)
+{
+    __m128d a = _mm_loadu_pd(p[0] + at), b = _mm_loadu_pd(p[1] + at);
+    *x = _mm_unpacklo_pd(a, b), *y = _mm_unpackhi_pd(a, b);
+}
+static inline void xy_store_sse2(ik_real *const *p, size_t at, __m128d x, __m128d y)
+{
+    _mm_storeu_pd(p[0] + at, _mm_unpacklo_pd(x, y)), _mm_storeu_pd(p[1] + at, _mm_unpackhi_pd(x, y));
+}
+#define V_XY_LOAD xy_load_sse2
+#define V_XY_STORE xy_store_sse2
 #include "batch_lanes.h"
 #undef LANES_NAME
 #undef LANES_TARGET
@@ -301,6 +322,8 @@ static void run_group(ik_fab *const *queue, int count, int cap, passes_fn passes
 #undef V_SET1
 #undef V_OUT_D
 #undef V_OUT_Q
+#undef V_XY_LOAD
+#undef V_XY_STORE
 
 #ifndef IK_NO_AVX2
 #define LANES_NAME(f) f##_avx2
@@ -321,6 +344,23 @@ static void run_group(ik_fab *const *queue, int count, int cap, passes_fn passes
                                                              _mm256_cmp_pd(d, _mm256_set1_pd(1e300), _CMP_LT_OQ))))
 #define V_OUT_Q(q) (15 & ~_mm256_movemask_pd(_mm256_and_pd(_mm256_cmp_pd(q, _mm256_set1_pd(1e-150), _CMP_GE_OQ), \
                                                              _mm256_cmp_pd(q, _mm256_set1_pd(1e300), _CMP_LE_OQ))))
+static inline __attribute__((target("avx2"))) void xy_load_avx2(const ik_real *const *p, size_t at, __m256d *x,
+                                                                __m256d *y)
+{
+    __m128d a = _mm_loadu_pd(p[0] + at), b = _mm_loadu_pd(p[1] + at);
+    __m128d c = _mm_loadu_pd(p[2] + at), d = _mm_loadu_pd(p[3] + at);
+    *x = _mm256_insertf128_pd(_mm256_castpd128_pd256(_mm_unpacklo_pd(a, b)), _mm_unpacklo_pd(c, d), 1);
+    *y = _mm256_insertf128_pd(_mm256_castpd128_pd256(_mm_unpackhi_pd(a, b)), _mm_unpackhi_pd(c, d), 1);
+}
+static inline __attribute__((target("avx2"))) void xy_store_avx2(ik_real *const *p, size_t at, __m256d x, __m256d y)
+{
+    __m128d xl = _mm256_castpd256_pd128(x), xh = _mm256_extractf128_pd(x, 1);
+    __m128d yl = _mm256_castpd256_pd128(y), yh = _mm256_extractf128_pd(y, 1);
+    _mm_storeu_pd(p[0] + at, _mm_unpacklo_pd(xl, yl)), _mm_storeu_pd(p[1] + at, _mm_unpackhi_pd(xl, yl));
+    _mm_storeu_pd(p[2] + at, _mm_unpacklo_pd(xh, yh)), _mm_storeu_pd(p[3] + at, _mm_unpackhi_pd(xh, yh));
+}
+#define V_XY_LOAD xy_load_avx2
+#define V_XY_STORE xy_store_avx2
 #include "batch_lanes.h"
 #endif
 
@@ -330,6 +370,14 @@ static passes_fn lanes_passes(int dim)
     if (__builtin_cpu_supports("avx2")) return dim == 2 ? passes2_avx2 : passes3_avx2;
 #endif
     return dim == 2 ? passes2_sse2 : passes3_sse2;
+}
+
+static free2_fn lanes_free2(int *width)
+{
+#ifndef IK_NO_AVX2
+    if (__builtin_cpu_supports("avx2")) return *width = 4, free2_avx2;
+#endif
+    return *width = 2, free2_sse2;
 }
 
 #else /* NEON */
@@ -354,11 +402,27 @@ static inline int neon_out(uint64x2_t ok)
 }
 #define V_OUT_D(d) neon_out(vandq_u64(vcgtq_f64(d, vdupq_n_f64(1e-300)), vcltq_f64(d, vdupq_n_f64(1e300))))
 #define V_OUT_Q(q) neon_out(vandq_u64(vcgeq_f64(q, vdupq_n_f64(1e-150)), vcleq_f64(q, vdupq_n_f64(1e300))))
+static inline void xy_load_neon(const ik_real *const *p, size_t at, float64x2_t *x, float64x2_t *y)
+{
+    float64x2_t a = vld1q_f64(p[0] + at), b = vld1q_f64(p[1] + at);
+    *x = vzip1q_f64(a, b), *y = vzip2q_f64(a, b);
+}
+static inline void xy_store_neon(ik_real *const *p, size_t at, float64x2_t x, float64x2_t y)
+{
+    vst1q_f64(p[0] + at, vzip1q_f64(x, y)), vst1q_f64(p[1] + at, vzip2q_f64(x, y));
+}
+#define V_XY_LOAD xy_load_neon
+#define V_XY_STORE xy_store_neon
 #include "batch_lanes.h"
 
 static passes_fn lanes_passes(int dim)
 {
     return dim == 2 ? passes2_neon : passes3_neon;
+}
+
+static free2_fn lanes_free2(int *width)
+{
+    return *width = 2, free2_neon;
 }
 #endif
 
@@ -399,13 +463,58 @@ static int in_lanes(ik_fab **live, int n)
 }
 #endif /* IK_LANES */
 
+/*
+ * The tracking steps (ik_steps in chain.h) of the chains that take them, each as its own
+ * solve would; the first step of the 2D chains without limits (the closed form, the one
+ * tracking takes a frame) side by side in lanes, a group of chains of one bone count at a
+ * time. Chains alone in their bone count, too long for the scratch, or in builds without
+ * vector extensions take it alone.
+ */
+static void track(ik_steps *steps, const int *opened, int count)
+{
+    int k;
+#if IK_LANES
+    ik_real scratch[GROUP_REALS] __attribute__((aligned(32)));
+    ik_steps *side[IK_BATCH];
+    int j, n = 0, width, stepped[IK_BATCH];
+    free2_fn free2 = lanes_free2(&width);
+    for (k = 0; k < count; k++) {
+        ik_steps *s = &steps[k];
+        if (opened[k] == IK_FAB_STEPS && ik_steps_going(s) && ik_steps_free2(s) && s->first == 0 &&
+            s->m == s->c->n) { /* (the steps start on a settled, current chain) */
+            for (j = n++; j > 0 && side[j - 1]->c->n > s->c->n; j--) side[j] = side[j - 1];
+            side[j] = s;
+        }
+    }
+    for (k = 0; k < n; k = j) {
+        int used, cap, l, bones = side[k]->c->n;
+        for (j = k + 1; j < n && side[j]->c->n == bones; j++) {}
+        /* as many as the scratch holds, in whole vectors; alone: its own step, below */
+        cap = (j - k + width - 1) / width * width;
+        while (cap > 0 && STEP_REALS(bones, cap) > GROUP_REALS) cap -= width;
+        used = j - k < cap ? j - k : cap;
+        if (used < 2) continue;
+        j = k + used;
+        for (l = 0; l < used; l++) ik_steps_keep(side[k + l]);
+        free2(side + k, used, bones, cap, scratch, stepped);
+        for (l = 0; l < used; l++) ik_steps_after(side[k + l], stepped[l]);
+    }
+#endif
+    for (k = 0; k < count; k++)
+        if (opened[k] == IK_FAB_STEPS) ik_steps_run(&steps[k]);
+}
+
 void ik_fabrik_batch(ik_chain *const *chains, const ik_vec3 *targets, int count, int *iterations,
                      ik_real *distances)
 {
     ik_fab run[IK_BATCH], *live[IK_BATCH];
-    int k, n = 0;
+    ik_steps steps[IK_BATCH];
+    int k, n = 0, opened[IK_BATCH];
+    for (k = 0; k < count; k++)
+        opened[k] = ik_fab_open(&run[k], &steps[k], chains[k], targets[k], chains[k]->n, &distances[k]);
+    track(steps, opened, count);
     for (k = 0; k < count; k++) {
-        iterations[k] = ik_fab_start(&run[k], chains[k], targets[k], chains[k]->n, distances[k]);
+        iterations[k] = ik_fab_close(&run[k], &steps[k], opened[k], distances[k]);
         if (iterations[k] < 0) live[n++] = &run[k];
     }
 #if IK_LANES

@@ -11,6 +11,8 @@
  *                   V_SET1(x) x in every lane
  *   V_OUT_D(d)      the bits (lane 0 the lowest) of the lanes where d is not in (1e-300,
  *                   1e300); V_OUT_Q(q) where q is not in [1e-150, 1e300]
+ *   V_XY_LOAD(p, at, &x, &y)  the pairs (x, y) at p[l] + at, lane l's, into a vector of the
+ *                   x and one of the y; V_XY_STORE(p, at, x, y) back
  *
  * The arithmetic is ik_fab_step2 / ik_fab_step3's, in the same order, so each lane computes
  * the bits ik_fabrik computes for its chain; a lane that needs the slow step takes it from
@@ -195,3 +197,145 @@ static LANES_TARGET void LANES_NAME(passes3)(group *g)
 
 #undef STEP_D
 #undef STEP_Q
+
+/*
+ * The closed-form 2D tracking step (joint_space.c's free_step2, then the forward kinematics
+ * ik_chain_fk does after it) on `used` chains of n bones at once, all their bones: the same
+ * operations in the same order, so each lane ends with the bits the chain's own step leaves.
+ * The chains lie side by side in the scratch (STEP_REALS(n, cap) doubles, aligned), joint j
+ * of lane l at x[j * cap + l], cap lanes (used rounded up to whole vectors, the rest copies
+ * of lane 0: numbers a step made); each loop runs over the bones, and over the vectors within
+ * a bone, so the vectors' forward kinematics (each bone waits for the one before it) overlap.
+ * A lane whose step would not have been taken (the scalar step returns 0 and touches
+ * nothing) is left out: stepped[l] 0; its numbers are held finite (det taken as 1), so no
+ * lane makes a NaN.
+ */
+static LANES_TARGET void LANES_NAME(free2)(ik_steps *const *s, int used, int n, int cap, ik_real *scratch, int *stepped)
+{
+    const size_t w = (size_t)cap;
+    ik_real *jx = scratch, *jy = jx + (n + 1) * w, *ux = jy + (n + 1) * w, *uy = ux + n * w;
+    ik_real *len = uy + n * w, *ox = len + n * w, *oy = ox + (n + 1) * w, *dx = oy + (n + 1) * w;
+    ik_real *dy = dx + n * w, *lane = dy + n * w; /* lane: STEP_LANE numbers a lane, below */
+    ik_real *unit = lane, *e0 = unit + w, *e1 = e0 + w, *a = e1 + w, *b = a + w, *d = b + w;
+    ik_real *y0 = d + w, *y1 = y0 + w, *big = y1 + w, *scale = big + w, *px = scale + w, *py = px + w;
+    const V half = V_SET1(0.5), one = V_SET1(1), zero = V_SET1(0), two = V_SET1(2), three = V_SET1(3);
+    int j, l, k;
+    for (k = 0; k < cap; k += LANES_W) {
+        const ik_real *pj[LANES_W], *pt[LANES_W];
+        V x, y;
+        for (l = 0; l < LANES_W; l++) {
+            const ik_chain *c = s[k + l < used ? k + l : 0]->c;
+            pj[l] = c->joint, pt[l] = &c->turn[0].x; /* (x, y) pairs both */
+        }
+        for (j = 0; j <= n; j++) {
+            V_XY_LOAD(pj, 2 * (size_t)j, &x, &y);
+            V_STORE(jx + j * w + k, x), V_STORE(jy + j * w + k, y);
+        }
+        for (j = 0; j < n; j++) {
+            V_XY_LOAD(pt, 2 * (size_t)j, &x, &y);
+            V_STORE(ux + j * w + k, x), V_STORE(uy + j * w + k, y);
+        }
+    }
+    for (l = 0; l < cap; l++) {
+        const ik_steps *t = s[l < used ? l : 0];
+        const ik_chain *c = t->c;
+        for (j = 0; j < n; j++) len[j * w + l] = c->length[j] * c->scale;
+        unit[l] = t->rows.unit, e0[l] = t->rows.e[0], e1[l] = t->rows.e[1];
+        a[l] = d[l] = t->lambda2, b[l] = 0, big[l] = 0;
+        px[l] = c->base_turn.x, py[l] = c->base_turn.y, ox[l] = c->base.x, oy[l] = c->base.y;
+    }
+    for (j = 0; j < n; j++) { /* the columns (-r.y, r.x), r the lever in reaches */
+        for (k = 0; k < cap; k += LANES_W) {
+            V u = V_LOAD(unit + k);
+            V rx = V_MUL(V_SUB(V_LOAD(jx + n * w + k), V_LOAD(jx + j * w + k)), u);
+            V ry = V_MUL(V_SUB(V_LOAD(jy + n * w + k), V_LOAD(jy + j * w + k)), u);
+            V_STORE(a + k, V_ADD(V_LOAD(a + k), V_MUL(ry, ry)));
+            V_STORE(b + k, V_SUB(V_LOAD(b + k), V_MUL(ry, rx)));
+            V_STORE(d + k, V_ADD(V_LOAD(d + k), V_MUL(rx, rx)));
+        }
+    }
+    for (k = 0; k < cap; k += LANES_W) {
+        V av = V_LOAD(a + k), bv = V_LOAD(b + k), dv = V_LOAD(d + k);
+        V_STORE(y0 + k, V_SUB(V_MUL(av, dv), V_MUL(bv, bv))); /* det, for now */
+    }
+    for (l = 0; l < cap; l++) {
+        stepped[l] = y0[l] > 0 && isfinite(y0[l]);
+        if (!stepped[l]) y0[l] = 1;
+    }
+    for (k = 0; k < cap; k += LANES_W) {
+        V av = V_LOAD(a + k), bv = V_LOAD(b + k), dv = V_LOAD(d + k), det = V_LOAD(y0 + k);
+        V ev = V_LOAD(e0 + k), fv = V_LOAD(e1 + k);
+        V_STORE(y0 + k, V_DIV(V_SUB(V_MUL(dv, ev), V_MUL(bv, fv)), det));
+        V_STORE(y1 + k, V_DIV(V_SUB(V_MUL(av, fv), V_MUL(bv, ev)), det));
+    }
+    for (j = 0; j < n; j++) {
+        for (k = 0; k < cap; k += LANES_W) {
+            V u = V_LOAD(unit + k);
+            V rx = V_MUL(V_SUB(V_LOAD(jx + n * w + k), V_LOAD(jx + j * w + k)), u);
+            V ry = V_MUL(V_SUB(V_LOAD(jy + n * w + k), V_LOAD(jy + j * w + k)), u);
+            V t = V_SUB(V_MUL(rx, V_LOAD(y1 + k)), V_MUL(ry, V_LOAD(y0 + k)));
+            V_STORE(big + k, V_MAX(V_LOAD(big + k), V_MAX(t, V_SUB(zero, t)))); /* |t| */
+        }
+    }
+    for (l = 0; l < cap; l++) {
+        if (!(big[l] > 1e-15)) stepped[l] = 0;
+        scale[l] = big[l] > IK_STEP_MAX_TURN ? IK_STEP_MAX_TURN / big[l] : 1;
+    }
+    /* Each bone's turn from the old joints, then its world data and the joint after it (into
+       ox, oy: the next bone's lever still reads the old joint). */
+    for (j = 0; j < n; j++) {
+        for (k = 0; k < cap; k += LANES_W) {
+            V u = V_LOAD(unit + k);
+            V rx = V_MUL(V_SUB(V_LOAD(jx + n * w + k), V_LOAD(jx + j * w + k)), u);
+            V ry = V_MUL(V_SUB(V_LOAD(jy + n * w + k), V_LOAD(jy + j * w + k)), u);
+            V h = V_MUL(V_MUL(V_SUB(V_MUL(rx, V_LOAD(y1 + k)), V_MUL(ry, V_LOAD(y0 + k))), V_LOAD(scale + k)), half);
+            V hh = V_MUL(h, h), kk = V_DIV(one, V_ADD(one, hh));
+            V cx = V_MUL(V_SUB(one, hh), kk), cy = V_MUL(V_MUL(two, h), kk);
+            V tx = V_LOAD(ux + j * w + k), ty = V_LOAD(uy + j * w + k), pxv = V_LOAD(px + k), pyv = V_LOAD(py + k);
+            V nx = V_SUB(V_MUL(cx, tx), V_MUL(cy, ty)), ny = V_ADD(V_MUL(cy, tx), V_MUL(cx, ty));
+            V q = V_MUL(V_SUB(three, V_ADD(V_MUL(nx, nx), V_MUL(ny, ny))), half), wx, wy, step;
+            nx = V_MUL(nx, q), ny = V_MUL(ny, q);
+            V_STORE(ux + j * w + k, nx), V_STORE(uy + j * w + k, ny);
+            /* the world turn: the parent's rotated by the new local one */
+            wx = V_SUB(V_MUL(pxv, nx), V_MUL(pyv, ny)), wy = V_ADD(V_MUL(pyv, nx), V_MUL(pxv, ny));
+            q = V_MUL(V_SUB(three, V_ADD(V_MUL(wx, wx), V_MUL(wy, wy))), half);
+            wx = V_MUL(wx, q), wy = V_MUL(wy, q);
+            step = V_LOAD(len + j * w + k);
+            V_STORE(px + k, wx), V_STORE(py + k, wy);
+            V_STORE(dx + j * w + k, wx), V_STORE(dy + j * w + k, wy);
+            V_STORE(ox + (j + 1) * w + k, V_ADD(V_LOAD(ox + j * w + k), V_MUL(wx, step)));
+            V_STORE(oy + (j + 1) * w + k, V_ADD(V_LOAD(oy + j * w + k), V_MUL(wy, step)));
+        }
+    }
+    /* Back into the chains that stepped: a vector at a time where all its lanes did. */
+    for (k = 0; k < used; k += LANES_W) {
+        int whole = k + LANES_W <= used;
+        for (l = 0; l < LANES_W && whole; l++) whole = stepped[k + l];
+        if (whole) {
+            ik_real *pj[LANES_W], *pt[LANES_W], *pd[LANES_W];
+            for (l = 0; l < LANES_W; l++) {
+                ik_chain *c = s[k + l]->c;
+                pj[l] = c->joint, pt[l] = &c->turn[0].x, pd[l] = c->dir;
+                for (j = 0; j < n; j++) c->angle[j] = IK_ANGLE_UNKNOWN;
+                c->stale_from = c->n;
+            }
+            for (j = 0; j < n; j++) {
+                V_XY_STORE(pt, 2 * (size_t)j, V_LOAD(ux + j * w + k), V_LOAD(uy + j * w + k));
+                V_XY_STORE(pd, 2 * (size_t)j, V_LOAD(dx + j * w + k), V_LOAD(dy + j * w + k));
+            }
+            for (j = 0; j <= n; j++) V_XY_STORE(pj, 2 * (size_t)j, V_LOAD(ox + j * w + k), V_LOAD(oy + j * w + k));
+            continue;
+        }
+        for (l = k; l < k + LANES_W && l < used; l++) {
+            ik_chain *c = s[l]->c;
+            if (!stepped[l]) continue;
+            for (j = 0; j < n; j++) {
+                c->turn[j] = ik_v2(ux[j * w + l], uy[j * w + l]);
+                c->angle[j] = IK_ANGLE_UNKNOWN;
+                c->dir[2 * j] = dx[j * w + l], c->dir[2 * j + 1] = dy[j * w + l];
+            }
+            for (j = 0; j <= n; j++) c->joint[2 * j] = ox[j * w + l], c->joint[2 * j + 1] = oy[j * w + l];
+            c->stale_from = c->n;
+        }
+    }
+}

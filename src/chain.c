@@ -375,6 +375,29 @@ void ik_chain_fk_bone(ik_chain *c, int i)
     }
 }
 
+/*
+ * Bones i..n-1 as ik_chain_fk_bone makes them, each from the one before it kept in locals:
+ * the same arithmetic, without reading back what was just stored (a chain's stores may
+ * alias its other arrays as far as the compiler knows). Tracking's joint-space step runs
+ * this once a frame on the whole chain.
+ */
+static void fk2(ik_chain *c, int i)
+{
+    const ik_real *length = c->length, scale = c->scale;
+    const ik_vec2 *turn = c->turn;
+    ik_real *dir = c->dir, *joint = c->joint;
+    ik_vec2 parent = i == 0 ? c->base_turn : ik_v2_load(dir + 2 * (size_t)(i - 1));
+    ik_vec2 at = ik_v2_load(joint + 2 * (size_t)i);
+    const int n = c->n;
+    for (; i < n; i++) {
+        ik_real step = length[i] * scale;
+        parent = ik_v2_renorm(ik_v2_rotate(turn[i], parent));
+        at = ik_v2_add(at, ik_v2_scale(parent, step));
+        ik_v2_store(dir + 2 * (size_t)i, parent);
+        ik_v2_store(joint + 2 * (size_t)(i + 1), at);
+    }
+}
+
 void ik_chain_fk(ik_chain *c)
 {
     int i = c->stale_from;
@@ -384,7 +407,9 @@ void ik_chain_fk(ik_chain *c)
         p[0] = c->base.x, p[1] = c->base.y;
         if (c->dim == 3) p[2] = c->base.z;
     }
-    for (; i < c->n; i++) ik_chain_fk_bone(c, i);
+    if (c->dim == 2) fk2(c, i);
+    else
+        for (; i < c->n; i++) ik_chain_fk_bone(c, i);
     c->stale_from = c->n;
 }
 

@@ -382,6 +382,12 @@ int ik_limits_oriented(const ik_chain *chain, int m);
    tip up to 5.5% of the reach a frame (bench/track_limits.lua), and at 0.05 the frames that
    moved more were solved afresh by the passes, which jumped (with limits: up to 1.4 rad). */
 #define IK_TRACK_NEAR 0.15
+/* Whether a solve of bones 0..m-1 may track at all: escape on, and not one free bone (the
+   solver points it at the goal, the smallest turn there is). */
+static inline int ik_may_track(const ik_chain *c, int m)
+{
+    return c->settings.escape && m > 0 && (m > 1 || c->limited);
+}
 /*
  * A solve whose joint m is already near target (a goal tracked frame by frame):
  * joint-space steps first, as ik_joint_finish. Returns 1 when they met the goal (the solve
@@ -390,6 +396,51 @@ int ik_limits_oriented(const ik_chain *chain, int m);
  */
 int ik_joint_track(ik_chain *chain, ik_vec3 target, int m, int first, int points, int *used,
                    ik_real *distance);
+
+/* No joint turns more than this (radians) in one joint-space step: the linearisation holds
+   for small turns. */
+#define IK_STEP_MAX_TURN 0.4
+/*
+ * The rows of a step: the tip's position (2 or 3), and with an oriented tip bone (below)
+ * the turn its parent still needs (1 or 3), scaled by `scale` (a length) so both kinds of
+ * row weigh alike. At most 6.
+ */
+typedef struct ik_rows {
+    int k;             /* rows */
+    int oriented;      /* the tip bone (bone m) has an orientation goal and a limit */
+    ik_real unit;      /* 1 / the reach: the steps measure lengths in reaches */
+    ik_real scale;     /* of the orientation rows (in reaches) */
+    ik_real e[6];      /* the error: (target - tip) * unit, then the turn needed (times scale) */
+    ik_vec3 gap_axis;  /* oriented: 3D the tip bone's hinge axis, or the gap's direction
+                          (world); 2D (1, 0, 0) while there is a gap, else 0 (see gap_turn) */
+    int hinge_tip;     /* the tip bone's limit is a hinge */
+    ik_real distance;  /* the tip's from the target (world units) */
+} ik_rows;
+
+/*
+ * ik_joint_track in phases, so the batch (batch.c) can take the tracking steps of many chains
+ * side by side: ik_steps_track does what ik_joint_track does before its first step (0: the
+ * chain is not tracked, nothing done); while ik_steps_going, ik_steps_keep, one step (the
+ * solve's own, or, where ik_steps_free2 says it is the closed-form 2D step, the batch's with
+ * the same arithmetic), then ik_steps_after, given whether it stepped; ik_steps_end returns
+ * what ik_joint_track would.
+ */
+typedef struct ik_steps {
+    ik_chain *c;
+    ik_vec3 target;
+    int m, first, points, iterations, iter, unbends, stuck, done, stopped;
+    ik_real lambda2, size;
+    ik_rows rows;
+} ik_steps;
+int ik_steps_track(ik_steps *s, ik_chain *chain, ik_vec3 target, int m, int first, int points,
+                   ik_real distance); /* joint m's from target; NaN: measured */
+int ik_steps_going(const ik_steps *s);
+void ik_steps_keep(ik_steps *s);
+int ik_steps_free2(const ik_steps *s);
+void ik_steps_after(ik_steps *s, int stepped);
+int ik_steps_step(ik_steps *s); /* the solve's own step: whether it stepped */
+void ik_steps_run(ik_steps *s); /* the steps while going, each the solve's own */
+int ik_steps_end(ik_steps *s, int *used, ik_real *distance);
 
 /*
  * Poses bone i along world direction dir (unit): its local pose becomes the one that points
@@ -595,6 +646,16 @@ enum { IK_FAB_DONE = 0, IK_FAB_GO_ON = 1, IK_FAB_KICK = 2 };
  * or one bone, straightened), or -1 when it is to iterate.
  */
 int ik_fab_start(ik_fab *f, ik_chain *c, ik_vec3 target, int m, ik_real distance);
+/*
+ * ik_fab_start in two halves, with the tracking steps between them taken by the caller
+ * (the batch takes many chains' steps side by side): ik_fab_open measures *distance (when
+ * NaN) and says IK_FAB_DONE (within tolerance), IK_FAB_STEPS (steps started: take them while
+ * ik_steps_going) or IK_FAB_PASSES; ik_fab_close, given that and the distance, returns
+ * what ik_fab_start would.
+ */
+enum { IK_FAB_STEPS = 1, IK_FAB_PASSES = 2 };
+int ik_fab_open(ik_fab *f, ik_steps *steps, ik_chain *c, ik_vec3 target, int m, ik_real *distance);
+int ik_fab_close(ik_fab *f, ik_steps *steps, int opened, ik_real distance);
 /*
  * After an iteration's two passes, given the tip's distance from the target: IK_FAB_DONE,
  * IK_FAB_GO_ON, or IK_FAB_KICK, when the chain is stuck and its joints must be current for

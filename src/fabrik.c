@@ -163,16 +163,11 @@ IK_NOINLINE ik_vec3 ik_fab_step3_slow(ik_vec3 w, ik_real len, const ik_real *fal
 
 /* ---- one solve in progress: what the single solve and the batch (batch.c) share ---- */
 
-int ik_fab_start(ik_fab *f, ik_chain *c, ik_vec3 target, int m, ik_real distance)
+/* The start after the tracking steps: used of them taken (none met the goal). */
+static int fab_rest(ik_fab *f, ik_chain *c, ik_vec3 target, int m, ik_real distance, int used)
 {
     const ik_settings *s = &c->settings;
     ik_real from_base;
-    int used = 0;
-    if (distance != distance) distance = ik_joint_distance(c, m, target);
-    f->distance = distance;
-    if (distance <= s->tolerance) return 0;
-    /* A goal tracked frame by frame: joint-space steps first (joint_space.c). */
-    if (ik_joint_track(c, target, m, 0, 1, &used, &f->distance)) return used; /* met */
     if (used > 0) { /* they fell short: the passes go on from where they left the chain */
         distance = ik_joint_distance(c, m, target);
         f->distance = NAN;
@@ -197,6 +192,37 @@ int ik_fab_start(ik_fab *f, ik_chain *c, ik_vec3 target, int m, ik_real distance
     f->crawl = 0;
     f->progress = ik_progress_from(c, m, distance, from_base);
     return -1;
+}
+
+int ik_fab_start(ik_fab *f, ik_chain *c, ik_vec3 target, int m, ik_real distance)
+{
+    int used = 0;
+    if (distance != distance) distance = ik_joint_distance(c, m, target);
+    f->distance = distance;
+    if (distance <= c->settings.tolerance) return 0;
+    /* A goal tracked frame by frame: joint-space steps first (joint_space.c). */
+    if (ik_may_track(c, m) && ik_joint_track(c, target, m, 0, 1, &used, &f->distance)) return used; /* met */
+    return fab_rest(f, c, target, m, distance, used);
+}
+
+int ik_fab_open(ik_fab *f, ik_steps *steps, ik_chain *c, ik_vec3 target, int m, ik_real *distance)
+{
+    if (*distance != *distance) *distance = ik_joint_distance(c, m, target);
+    f->c = c;
+    f->target = target;
+    f->m = m;
+    f->distance = *distance;
+    if (*distance <= c->settings.tolerance) return IK_FAB_DONE;
+    /* A goal tracked frame by frame: joint-space steps first (joint_space.c). */
+    return ik_steps_track(steps, c, target, m, 0, 1, *distance) ? IK_FAB_STEPS : IK_FAB_PASSES;
+}
+
+int ik_fab_close(ik_fab *f, ik_steps *steps, int opened, ik_real distance)
+{
+    int used = 0;
+    if (opened == IK_FAB_DONE) return 0;
+    if (opened == IK_FAB_STEPS && ik_steps_end(steps, &used, &f->distance)) return used; /* met */
+    return fab_rest(f, f->c, f->target, f->m, distance, used);
 }
 
 int ik_fab_next(ik_fab *f, ik_real distance)

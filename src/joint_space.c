@@ -22,12 +22,12 @@
  * the tip by J d closest to the error e, with lambda^2 |d|^2 added so a straight chain or a
  * singular pose takes a small step, not a wild one: d = J^T (J J^T + lambda^2 I)^-1 e, a
  * system of 2 or 3 rows whatever the chain's length (one or three more with an orientation
- * goal, see finish_rows). Limits are bounds: a joint held at a bound that the step would push
+ * goal, see ik_rows). Limits are bounds: a joint held at a bound that the step would push
  * beyond it leaves the step (a 2D range or a 3D hinge), or loses only that way out (a cone:
  * its swing away from the parent; a twist: its turn about the bone), and the step is solved
  * again without it; whatever is left of a turn beyond a limit, the limit then takes back. A
  * step that does not bring the tip closer is undone and the damping raised; one that does
- * lowers it. Each joint turns at most FINISH_MAX_TURN per step, which keeps the linearisation
+ * lowers it. Each joint turns at most IK_STEP_MAX_TURN per step, which keeps the linearisation
  * honest.
  *
  * Where the step cannot help (a chain straight along the line to its target: J J^T sees no
@@ -37,7 +37,6 @@
  * solvers hand to the CCD sweeps of the escape (ik_escape_finish): alternating steps and
  * sweeps was measured too, and reached less (2D: 97.3% against 98.7% for FABRIK).
  */
-#define FINISH_MAX_TURN 0.4
 #define FINISH_UNBEND 0.3
 #define FINISH_UNBENDS 2
 #define FINISH_DAMPING 1e-3 /* lambda^2 to start with (lengths in reaches) */
@@ -73,14 +72,14 @@ int ik_joint_has_bounds(const ik_chain *c, int j)
 static void keep_pose(ik_chain *c, int first, int m)
 {
     int j;
+    if (c->dim == 2) { /* the turns themselves: no angle read from them (an atan2) */
+        if (m > first) memcpy(c->work + 2 * (size_t)first, c->turn + first, (size_t)(m - first) * sizeof *c->turn);
+        return;
+    }
     for (j = first; j < m; j++) {
-        if (c->dim == 2) { /* the turn itself: no angle read from it (an atan2) */
-            c->work[2 * j] = c->turn[j].x, c->work[2 * j + 1] = c->turn[j].y;
-        } else {
-            ik_quat q = c->rot[j];
-            ik_real s = q.w < 0 ? -1 : 1;
-            c->work[3 * j] = s * q.x, c->work[3 * j + 1] = s * q.y, c->work[3 * j + 2] = s * q.z;
-        }
+        ik_quat q = c->rot[j];
+        ik_real s = q.w < 0 ? -1 : 1;
+        c->work[3 * j] = s * q.x, c->work[3 * j + 1] = s * q.y, c->work[3 * j + 2] = s * q.z;
     }
 }
 
@@ -183,22 +182,6 @@ void ik_joint_turn(ik_chain *c, int j, ik_vec3 t)
     }
 }
 
-/*
- * The rows of a step: the tip's position (2 or 3), and with an oriented tip bone (below)
- * the turn its parent still needs (1 or 3), scaled by `scale` (a length) so both kinds of
- * row weigh alike. At most 6.
- */
-typedef struct finish_rows {
-    int k;             /* rows */
-    int oriented;      /* the tip bone (bone m) has an orientation goal and a limit */
-    ik_real unit;      /* 1 / the reach: the steps measure lengths in reaches */
-    ik_real scale;     /* of the orientation rows (in reaches) */
-    ik_real e[6];      /* the error: (target - tip) * unit, then the turn needed (times scale) */
-    ik_vec3 gap_axis;  /* oriented: 3D the tip bone's hinge axis, or the gap's direction
-                          (world); 2D (1, 0, 0) while there is a gap, else 0 (see gap_turn) */
-    int hinge_tip;     /* the tip bone's limit is a hinge */
-    ik_real distance;  /* the tip's from the target (world units) */
-} finish_rows;
 
 /*
  * With an orientation goal, the solvers reach for the point behind the tip bone with bones
@@ -259,7 +242,7 @@ static ik_vec3 gap_axis(const ik_chain *c, int m, ik_vec3 gap, int *hinge_tip)
 }
 
 /* The error of the pose now (rows->e) and its size against the tolerances: 1 when met. */
-static int finish_error(const ik_chain *c, ik_vec3 target, int m, finish_rows *rows, ik_real *size)
+static int finish_error(const ik_chain *c, ik_vec3 target, int m, ik_rows *rows, ik_real *size)
 {
     ik_vec3 e = ik_v3_sub(target, ik_joint_v3(c, m)), gap;
     ik_real d = ik_v3_len(e), tolerance = c->settings.tolerance;
@@ -296,14 +279,14 @@ static int finish_error(const ik_chain *c, ik_vec3 target, int m, finish_rows *r
  * chains with limits and an orientation goal (bench/limits.lua), most misses were crawls,
  * 0.002 to 0.007 short after 64 iterations, and 3.4% more reached with 1000.
  */
-static ik_vec3 gap_turn(const finish_rows *rows, ik_vec3 turn)
+static ik_vec3 gap_turn(const ik_rows *rows, ik_vec3 turn)
 {
     ik_vec3 along = ik_v3_scale(rows->gap_axis, ik_v3_dot(rows->gap_axis, turn));
     return rows->hinge_tip ? ik_v3_sub(turn, along) : along;
 }
 
 /* Joint j's columns of the step (1 to 3), each of rows->k entries; returns how many. */
-static int joint_columns(const ik_chain *c, int j, int mode, ik_vec3 r, const finish_rows *rows, ik_real col[3][6])
+static int joint_columns(const ik_chain *c, int j, int mode, ik_vec3 r, const ik_rows *rows, ik_real col[3][6])
 {
     ik_vec3 axes[3];
     int i, n;
@@ -322,7 +305,7 @@ static int joint_columns(const ik_chain *c, int j, int mode, ik_vec3 r, const fi
 }
 
 /* Joint j's turn for the solution y: 2D and hinges an angle (in .x), else a rotation vector. */
-static ik_vec3 joint_turn(const ik_chain *c, int j, int mode, ik_vec3 r, const finish_rows *rows, const ik_real *y)
+static ik_vec3 joint_turn(const ik_chain *c, int j, int mode, ik_vec3 r, const ik_rows *rows, const ik_real *y)
 {
     ik_real col[3][6];
     ik_vec3 axes[3], w = ik_v3(0, 0, 0);
@@ -369,14 +352,14 @@ int ik_solve_spd(ik_real *a, int stride, int k, const ik_real *e, ik_real *y)
  * How bone j takes part in a step, given the first solution y0 (drop: there was one): -1
  * left out, else the mode of ik_joint_axes (ik_joint_blocked of its turn in y0).
  */
-static int joint_mode(const ik_chain *c, int j, ik_vec3 r, const finish_rows *rows, const ik_real *y0, int drop)
+static int joint_mode(const ik_chain *c, int j, ik_vec3 r, const ik_rows *rows, const ik_real *y0, int drop)
 {
     if (!drop || !c->limit[j].flags) return 0;
     return ik_joint_blocked(c, j, joint_turn(c, j, 0, r, rows, y0));
 }
 
 /* From joint j to the tip, in reaches. */
-static ik_vec3 lever(const ik_chain *c, ik_vec3 tip, int j, const finish_rows *rows)
+static ik_vec3 lever(const ik_chain *c, ik_vec3 tip, int j, const ik_rows *rows)
 {
     return ik_v3_scale(ik_v3_sub(tip, ik_joint_v3(c, j)), rows->unit);
 }
@@ -389,7 +372,7 @@ static ik_vec3 lever(const ik_chain *c, ik_vec3 tip, int j, const finish_rows *r
  * 2.1 times a hand-written FABRIK's time under LuaJIT through the general step, about 0.75
  * this way).
  */
-static int free_step2(ik_chain *c, int m, int first, const finish_rows *rows, ik_real lambda2)
+static int free_step2(ik_chain *c, int m, int first, const ik_rows *rows, ik_real lambda2)
 {
     ik_vec2 tip = ik_joint2(c, m), r;
     ik_real a = lambda2, b = 0, d = lambda2, det, y0, y1, t, largest = 0, scale;
@@ -408,7 +391,7 @@ static int free_step2(ik_chain *c, int m, int first, const finish_rows *rows, ik
         if (t > largest) largest = t;
     }
     if (!(largest > 1e-15)) return 0;
-    scale = largest > FINISH_MAX_TURN ? FINISH_MAX_TURN / largest : 1;
+    scale = largest > IK_STEP_MAX_TURN ? IK_STEP_MAX_TURN / largest : 1;
     /*
      * Every turn from the pose the step was taken at, as below, each by the rotation
      * (1 - h^2, 2h) / (1 + h^2), h = t / 2: a turn of 2 atan(t / 2), which is t to third
@@ -435,7 +418,7 @@ static int free_step2(ik_chain *c, int m, int first, const finish_rows *rows, ik
  * r x y; each taken as the rotation (1, w / 2) normalised (by 2 atan(|w| / 2)), no
  * trigonometry, as in 2D.
  */
-static int free_step3(ik_chain *c, int m, int first, const finish_rows *rows, ik_real lambda2)
+static int free_step3(ik_chain *c, int m, int first, const ik_rows *rows, ik_real lambda2)
 {
     ik_vec3 tip = ik_joint3(c, m), r, w, y;
     ik_real a[3][3] = {{lambda2, 0, 0}, {0, lambda2, 0}, {0, 0, lambda2}}, k[3][3], det, rr, size, largest = 0,
@@ -468,7 +451,7 @@ static int free_step3(ik_chain *c, int m, int first, const finish_rows *rows, ik
         if (size > largest) largest = size;
     }
     if (!(largest > 1e-15)) return 0;
-    scale = largest > FINISH_MAX_TURN ? FINISH_MAX_TURN / largest : 1;
+    scale = largest > IK_STEP_MAX_TURN ? IK_STEP_MAX_TURN / largest : 1;
     for (j = first; j < m; j++) {
         ik_quat parent = j == 0 ? c->base_rot : c->wrot[j - 1], turn;
         r = ik_v3_scale(ik_v3_sub(tip, ik_joint3(c, j)), rows->unit);
@@ -483,7 +466,7 @@ static int free_step3(ik_chain *c, int m, int first, const finish_rows *rows, ik
 }
 
 /* One damped least-squares step of bones first..m-1; 0 when no joint can move. */
-static int finish_step(ik_chain *c, int m, int first, const finish_rows *rows, ik_real lambda2)
+static int finish_step(ik_chain *c, int m, int first, const ik_rows *rows, ik_real lambda2)
 {
     ik_vec3 tip = ik_joint_v3(c, m), t;
     ik_real a[6][6], col[3][6], y[6] = {0, 0, 0, 0, 0, 0}, y0[6], largest = 0, scale;
@@ -512,7 +495,7 @@ static int finish_step(ik_chain *c, int m, int first, const finish_rows *rows, i
         if (!again) break;
         drop = 1; /* solve again without the ways out the bounds hold */
     }
-    /* No joint turns more than FINISH_MAX_TURN: the linearisation holds for small turns. */
+    /* No joint turns more than IK_STEP_MAX_TURN: the linearisation holds for small turns. */
     for (j = first; j < m; j++) {
         ik_vec3 r = lever(c, tip, j, rows);
         ik_real size;
@@ -523,7 +506,7 @@ static int finish_step(ik_chain *c, int m, int first, const finish_rows *rows, i
         if (size > largest) largest = size;
     }
     if (!(largest > 1e-15)) return 0;
-    scale = largest > FINISH_MAX_TURN ? FINISH_MAX_TURN / largest : 1;
+    scale = largest > IK_STEP_MAX_TURN ? IK_STEP_MAX_TURN / largest : 1;
     for (k = 0; k < rows->k; k++) y[k] *= scale;
     /* Every turn from the pose the step was taken at: the world data stays the old one
        until the forward kinematics below, as the linearisation assumes. */
@@ -574,9 +557,17 @@ int ik_limits_oriented(const ik_chain *c, int m)
 static int finish_in_range(const ik_chain *c, ik_vec3 target, int m, ik_real unit)
 {
     ik_vec3 base = ik_joint_v3(c, 0), v;
-    int j;
+    int j = 0;
     if (!(unit > 0 && unit < INFINITY)) return 0;
-    for (j = 0; j <= m + 1; j++) {
+    if (c->dim == 2) { /* the joints' z is 0: the target's last */
+        ik_vec2 b = ik_v2(base.x, base.y), w;
+        for (j = 0; j <= m; j++) {
+            w = ik_v2_scale(ik_v2_sub(ik_joint2(c, j), b), unit);
+            if (!(fabs(w.x) <= FINISH_RANGE && fabs(w.y) <= FINISH_RANGE)) return 0;
+        }
+        j = m + 1;
+    }
+    for (; j <= m + 1; j++) {
         v = ik_v3_scale(ik_v3_sub(j > m ? target : ik_joint_v3(c, j), base), unit);
         if (!(fabs(v.x) <= FINISH_RANGE && fabs(v.y) <= FINISH_RANGE && fabs(v.z) <= FINISH_RANGE)) return 0;
     }
@@ -613,7 +604,7 @@ static ik_real center_pull(const ik_chain *c, int j)
 
 /* The turn above, from the rows of the pose as it stands (finish's, goal not met); each
    bone's pull kept in c->work (free until finish's steps). Returns whether it turned. */
-static int center(ik_chain *c, int m, int first, const finish_rows *rows)
+static int center(ik_chain *c, int m, int first, const ik_rows *rows)
 {
     ik_real a[6][6], col[3][6], b[6] = {0, 0, 0, 0, 0, 0}, y[6], *pull = c->work;
     ik_vec3 tip = ik_joint_v3(c, m);
@@ -641,21 +632,26 @@ static int center(ik_chain *c, int m, int first, const finish_rows *rows)
     return 1;
 }
 
-/* centre: a tracked solve, which turns the bounded joints first (center, above). */
-static int finish(ik_chain *c, ik_vec3 target, int m, int iterations, int first, int centre, int *met,
-                  ik_real *distance)
+/*
+ * A solve in phases (ik_steps in chain.h): steps_begin makes the chain current and measures
+ * it (0: out of the steps' range, nothing to do); while ik_steps_going, each iteration keeps
+ * the pose (ik_steps_keep), steps, and weighs the step (ik_steps_after). centre: a tracked
+ * solve, which turns the bounded joints first (center, above).
+ */
+static int steps_begin(ik_steps *s, ik_chain *c, ik_vec3 target, int m, int iterations, int first, int centre)
 {
-    ik_real reach = ik_chain_reach_to(c, m, NULL), lambda2, size;
-    finish_rows rows;
-    int iter = 0, unbends = 0, stuck = 0, done;
-    rows.oriented = ik_limits_oriented(c, m);
+    ik_real reach = ik_chain_reach_to(c, m, NULL);
+    s->c = c, s->target = target, s->m = m, s->first = first, s->iterations = iterations;
+    s->iter = 0, s->unbends = 0, s->stuck = 0, s->done = 0, s->stopped = 0;
+    s->rows.oriented = ik_limits_oriented(c, m);
     /*
      * The orientation rows weigh a radian as an eighth of the reach: the bench measured
      * 1 (the reach), 1/4, 1/8, 1/16 and 1/40 and the tip bone's length; 1/8 reached most
      * (orientation first drove the bones into the corners of their cones).
      */
-    rows.unit = 1 / reach;
-    rows.scale = 1.0 / 8;
+    s->rows.unit = 1 / reach;
+    s->rows.scale = 1.0 / 8;
+    s->rows.distance = NAN;
     /* The steps turn the local pose: the joints are made from it (only a pose derived from
        the joints just now needs that; otherwise they are). */
     if (c->pose_behind) {
@@ -663,50 +659,81 @@ static int finish(ik_chain *c, ik_vec3 target, int m, int iterations, int first,
         ik_chain_mark_stale(c, first);
     }
     ik_chain_fk(c);
-    *met = 0;
-    *distance = NAN;
-    if (!finish_in_range(c, target, m, rows.unit)) return 0;
-    lambda2 = FINISH_DAMPING;
+    if (!finish_in_range(c, target, m, s->rows.unit)) return 0;
+    s->lambda2 = FINISH_DAMPING;
     /* The error of the pose as it stands: measured again only when the pose changed. */
-    done = finish_error(c, target, m, &rows, &size);
-    if (centre && c->limited && !done && center(c, m, first, &rows)) done = finish_error(c, target, m, &rows, &size);
-    while (iter < iterations && !done) {
-        ik_real after;
-        finish_rows now;
-        int met_now;
-        keep_pose(c, first, m);
-        iter++;
-        if (!finish_step(c, m, first, &rows, lambda2)) {
-            if (unbends >= FINISH_UNBENDS || !unbend(c, m, first)) break;
-            unbends++;
-            done = finish_error(c, target, m, &rows, &size);
-            continue;
-        }
-        now = rows;
-        met_now = finish_error(c, target, m, &now, &after);
-        if (after < size) {
-            /* a gain of less than a percent twice running: a minimum the limits made */
-            stuck = after > 0.99 * size ? stuck + 1 : 0;
-            lambda2 = lambda2 * 0.25;
-            if (lambda2 < 1e-12) lambda2 = 1e-12;
-            rows = now, size = after, done = met_now;
-        } else {
-            restore_pose(c, first, m); /* (3D: to rounding, so measured again) */
-            lambda2 *= 8;
-            stuck = lambda2 > 1 ? stuck + 2 : stuck;
-            done = finish_error(c, target, m, &rows, &size);
-        }
-        if (stuck >= 2) {
-            if (unbends >= FINISH_UNBENDS || !unbend(c, m, first)) break;
-            unbends++;
-            stuck = 0;
-            lambda2 = FINISH_DAMPING;
-            done = finish_error(c, target, m, &rows, &size);
-        }
+    s->done = finish_error(c, target, m, &s->rows, &s->size);
+    if (centre && c->limited && !s->done && center(c, m, first, &s->rows))
+        s->done = finish_error(c, target, m, &s->rows, &s->size);
+    return 1;
+}
+
+int ik_steps_going(const ik_steps *s) { return s->iter < s->iterations && !s->done && !s->stopped; }
+
+void ik_steps_keep(ik_steps *s)
+{
+    keep_pose(s->c, s->first, s->m);
+    s->iter++;
+}
+
+int ik_steps_free2(const ik_steps *s) { return s->c->dim == 2 && !s->c->limited && !s->rows.oriented; }
+
+/* A step taken, its error now: kept if it gained (the damping lowered), else undone. */
+static void weigh(ik_steps *s, const ik_rows *now, ik_real after, int met_now)
+{
+    ik_chain *c = s->c;
+    if (after < s->size) {
+        /* a gain of less than a percent twice running: a minimum the limits made */
+        s->stuck = after > 0.99 * s->size ? s->stuck + 1 : 0;
+        s->lambda2 = s->lambda2 * 0.25;
+        if (s->lambda2 < 1e-12) s->lambda2 = 1e-12;
+        s->rows = *now, s->size = after, s->done = met_now;
+    } else {
+        restore_pose(c, s->first, s->m); /* (3D: to rounding, so measured again) */
+        s->lambda2 *= 8;
+        s->stuck = s->lambda2 > 1 ? s->stuck + 2 : s->stuck;
+        s->done = finish_error(c, s->target, s->m, &s->rows, &s->size);
     }
-    *met = done;
-    *distance = rows.distance;
-    return iter;
+    if (s->stuck >= 2) {
+        if (s->unbends >= FINISH_UNBENDS || !unbend(c, s->m, s->first)) {
+            s->stopped = 1;
+            return;
+        }
+        s->unbends++;
+        s->stuck = 0;
+        s->lambda2 = FINISH_DAMPING;
+        s->done = finish_error(c, s->target, s->m, &s->rows, &s->size);
+    }
+}
+
+void ik_steps_after(ik_steps *s, int stepped)
+{
+    ik_chain *c = s->c;
+    ik_real after;
+    ik_rows now;
+    int met_now;
+    if (!stepped) {
+        if (s->unbends >= FINISH_UNBENDS || !unbend(c, s->m, s->first)) {
+            s->stopped = 1;
+            return;
+        }
+        s->unbends++;
+        s->done = finish_error(c, s->target, s->m, &s->rows, &s->size);
+        return;
+    }
+    now = s->rows;
+    met_now = finish_error(c, s->target, s->m, &now, &after);
+    weigh(s, &now, after, met_now);
+}
+
+int ik_steps_step(ik_steps *s) { return finish_step(s->c, s->m, s->first, &s->rows, s->lambda2); }
+
+void ik_steps_run(ik_steps *s)
+{
+    while (ik_steps_going(s)) {
+        ik_steps_keep(s);
+        ik_steps_after(s, ik_steps_step(s));
+    }
 }
 
 /*
@@ -736,12 +763,11 @@ static void derive_from_points(ik_chain *c, int points)
 
 int ik_joint_finish(ik_chain *c, ik_vec3 target, int m, int iterations, int first, int points)
 {
-    int met, used;
-    ik_real distance;
+    ik_steps s;
     keep_points_rot(c, points);
-    used = finish(c, target, m, iterations, first, 0, &met, &distance);
+    if (steps_begin(&s, c, target, m, iterations, first, 0)) ik_steps_run(&s);
     derive_from_points(c, points);
-    return used;
+    return s.iter;
 }
 
 /*
@@ -756,20 +782,35 @@ int ik_joint_finish(ik_chain *c, ik_vec3 target, int m, int iterations, int firs
  * stay as the textbooks have them, here too.
  */
 
-int ik_joint_track(ik_chain *c, ik_vec3 target, int m, int first, int points, int *used, ik_real *distance)
+int ik_steps_track(ik_steps *s, ik_chain *c, ik_vec3 target, int m, int first, int points, ik_real distance)
 {
-    ik_real reach, left;
-    int met = 0;
-    *used = 0;
-    /* One free bone: the solver points it at the goal, the smallest turn there is. */
-    if (!c->settings.escape || m == 0 || (m == 1 && !c->limited)) return 0;
+    ik_real reach;
+    s->points = points;
+    s->iter = 0;
+    if (!ik_may_track(c, m)) return 0;
     reach = ik_chain_reach_to(c, m, NULL);
-    if (!(ik_joint_distance(c, m, target) < IK_TRACK_NEAR * reach)) return 0;
+    if (distance != distance) distance = ik_joint_distance(c, m, target);
+    if (!(distance < IK_TRACK_NEAR * reach)) return 0;
     if (!c->limited && !(ik_v3_len(ik_v3_sub(target, ik_joint_v3(c, 0))) < reach - c->settings.tolerance))
         return 0;
     keep_points_rot(c, points);
-    *used = finish(c, target, m, ik_iteration_budget(c->settings.iterations), first, 1, &met, &left);
-    derive_from_points(c, points);
-    if (distance) *distance = left;
-    return met;
+    if (!steps_begin(s, c, target, m, ik_iteration_budget(c->settings.iterations), first, 1)) s->iterations = 0;
+    return 1;
+}
+
+int ik_steps_end(ik_steps *s, int *used, ik_real *distance)
+{
+    derive_from_points(s->c, s->points);
+    *used = s->iter;
+    if (distance) *distance = s->rows.distance;
+    return s->done;
+}
+
+int ik_joint_track(ik_chain *c, ik_vec3 target, int m, int first, int points, int *used, ik_real *distance)
+{
+    ik_steps s;
+    *used = 0;
+    if (!ik_may_track(c, m) || !ik_steps_track(&s, c, target, m, first, points, NAN)) return 0;
+    ik_steps_run(&s);
+    return ik_steps_end(&s, used, distance);
 }

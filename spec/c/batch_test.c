@@ -8,8 +8,9 @@
  * and compacted as chains finish), bone counts held by one chain only and chains too long for the lanes' scratch
  * (interleaved), targets on the line of a straight chain (the escape bends it mid-batch),
  * bones of 0, 1e-200 and 1e200 (the step that normalises first), tolerance 0, few and many
- * iterations, targets out of reach, already met and tracked (near the tip: the joint-space
- * steps, which the batch takes chain by chain); 2D and 3D.
+ * iterations, targets out of reach, already met, a step too small to take, and tracked (near
+ * the tip: the joint-space steps, whose first the batch takes side by side on 2D chains of
+ * one bone count); 2D and 3D.
  *
  * make test builds it three times: as is (AVX2 where the processor has it, else SSE2),
  * with -DIK_NO_AVX2 (SSE2), and with -DIK_NO_LANES (no vector path): all three must agree
@@ -167,6 +168,8 @@ static long run(int dim, long *iterations)
             if (r % 6 == 5 && k % 2 == 0) { /* already met: the tip itself */
                 memcpy(targets + (size_t)k * dim, ik_chain_positions(w.one[k]) + (size_t)w.n[k] * dim,
                        (size_t)dim * sizeof(ik_real));
+                /* or, at tolerance 0, a step too small to take (the steps stop) */
+                if (k % 8 == 0) targets[(size_t)k * dim] = nextafter(targets[(size_t)k * dim], INFINITY);
             } else if (r % 3 != 0 && k % 4 != 1) { /* tracked: near the tip (the joint-space steps) */
                 const ik_real *tip = ik_chain_positions(w.one[k]) + (size_t)w.n[k] * dim;
                 double reach = ik_chain_reach(w.one[k]), near = (r % 3 == 1 ? 0.02 : 0.1) * reach;
