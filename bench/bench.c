@@ -643,13 +643,20 @@ static stats latency(run_fn run)
 
 /* ---- batches: ik_solve_many over BATCH chains against BATCH single solves ---- */
 
+/* Tracking: chain k follows bench/lua_bench.lua's Lissajous curve (TRACK_PERIOD frames a
+   period, within 0.8 of its reach), k / BATCH of a period behind chain 0, TRACK_FRAMES
+   frames a window, each window from the pose the TRACK_FRAMES frames before it left. */
+#define TRACK_PERIOD 2000
+#define TRACK_FRAMES 250
+
 typedef struct batch_ctx {
     ik_chain *chains[BATCH];
     double lengths[BATCH_BONES];
     double *start; /* BATCH start poses */
-    double *targets[2]; /* equal work, defaults: rounds of BATCH 2D targets each */
-    int equal; /* which set the runs use */
-    int rounds, next;
+    double *track_start; /* BATCH poses: where tracking's warm-up window left them */
+    double *targets[3]; /* defaults, equal work, tracking: rounds of BATCH 2D targets each */
+    int set; /* which set the runs use */
+    int rounds[3], next;
     long reached, solves, iterations; /* solves and iterations: single calls only */
 } batch_ctx;
 
@@ -672,7 +679,7 @@ static void batch_targets(batch_ctx *b, int equal)
         if (equal) configure_equal(b->chains[k], IK_SOLVER_FABRIK);
         set_pose(b->chains[k], b->start + k * BATCH_BONES);
     }
-    for (r = 0; r < b->rounds; r++) {
+    for (r = 0; r < b->rounds[equal]; r++) {
         for (k = 0; k < BATCH; k++) {
             double *t = b->targets[equal] + 2 * ((size_t)r * BATCH + (size_t)k);
             for (;;) {
@@ -692,6 +699,34 @@ static void batch_targets(batch_ctx *b, int equal)
     ik_chain_destroy(scratch);
 }
 
+/* Frame f's target (f from -TRACK_FRAMES) for chain k, on the curve. */
+static void track_target(const batch_ctx *b, int f, int k, double *t)
+{
+    double reach = 0, a;
+    int i, g = ((f + k * TRACK_PERIOD / BATCH) % TRACK_PERIOD + TRACK_PERIOD) % TRACK_PERIOD;
+    for (i = 0; i < BATCH_BONES; i++) reach += b->lengths[i];
+    a = 2 * PI * g / TRACK_PERIOD;
+    t[0] = reach * (0.35 + 0.3 * cos(3 * a)), t[1] = reach * 0.45 * sin(2 * a);
+}
+
+/* The tracking window's targets, and the poses the window before it leaves (from straight). */
+static void track_targets(batch_ctx *b)
+{
+    double t[2];
+    int f, k, i;
+    for (k = 0; k < BATCH; k++) {
+        ik_result r;
+        configure_default(b->chains[k], IK_SOLVER_FABRIK);
+        for (i = 0; i < BATCH_BONES; i++) ik_chain2d_set_angle(b->chains[k], i, 0);
+        for (f = -TRACK_FRAMES; f < 0; f++) {
+            track_target(b, f, k, t);
+            ik_chain_solve(b->chains[k], t, &r);
+        }
+        for (i = 0; i < BATCH_BONES; i++) ik_chain2d_angle(b->chains[k], i, b->track_start + k * BATCH_BONES + i);
+        for (f = 0; f < TRACK_FRAMES; f++) track_target(b, f, k, b->targets[2] + 2 * ((size_t)f * BATCH + (size_t)k));
+    }
+}
+
 static void batch_init(batch_ctx *b)
 {
     double *lengths = b->lengths;
@@ -699,10 +734,12 @@ static void batch_init(batch_ctx *b)
     ik_status st;
     seed = SEED;
     for (i = 0; i < BATCH_BONES; i++) lengths[i] = 0.5 + random01();
-    b->rounds = TARGETS / BATCH;
+    b->rounds[0] = b->rounds[1] = TARGETS / BATCH;
+    b->rounds[2] = TRACK_FRAMES;
     b->start = (double *)checked_malloc(BATCH * BATCH_BONES * sizeof(double));
-    for (i = 0; i < 2; i++)
-        b->targets[i] = (double *)checked_malloc((size_t)b->rounds * BATCH * 2 * sizeof(double));
+    b->track_start = (double *)checked_malloc(BATCH * BATCH_BONES * sizeof(double));
+    for (i = 0; i < 3; i++)
+        b->targets[i] = (double *)checked_malloc((size_t)b->rounds[i] * BATCH * 2 * sizeof(double));
     for (k = 0; k < BATCH; k++) {
         b->chains[k] = ik_chain2d_create(BATCH_BONES, lengths, &st);
         if (!b->chains[k]) exit(1);
@@ -710,6 +747,7 @@ static void batch_init(batch_ctx *b)
     }
     batch_targets(b, 0);
     batch_targets(b, 1);
+    track_targets(b);
 }
 
 static void batch_free(batch_ctx *b)
@@ -717,14 +755,16 @@ static void batch_free(batch_ctx *b)
     int k;
     for (k = 0; k < BATCH; k++) ik_chain_destroy(b->chains[k]);
     free(b->start);
+    free(b->track_start);
     free(b->targets[0]);
     free(b->targets[1]);
+    free(b->targets[2]);
 }
 
 static void batch_to_start(batch_ctx *b)
 {
     int k;
-    for (k = 0; k < BATCH; k++) set_pose(b->chains[k], b->start + k * BATCH_BONES);
+    for (k = 0; k < BATCH; k++) set_pose(b->chains[k], (b->set == 2 ? b->track_start : b->start) + k * BATCH_BONES);
     b->next = 0;
 }
 
@@ -743,14 +783,14 @@ static void run_batch_single(void *ctx, long count)
     long j;
     int k;
     for (j = 0; j < count; j++) {
-        const double *t = b->targets[b->equal] + (size_t)b->next * BATCH * 2;
+        const double *t = b->targets[b->set] + (size_t)b->next * BATCH * 2;
         for (k = 0; k < BATCH; k++) {
             ik_chain_solve(b->chains[k], t + 2 * k, &r);
             b->reached += r.reached;
             b->iterations += r.iterations;
         }
         b->solves += BATCH;
-        if (++b->next == b->rounds) batch_to_start(b);
+        if (++b->next == b->rounds[b->set]) batch_to_start(b);
     }
 }
 
@@ -760,10 +800,10 @@ static void run_batch_many(void *ctx, long count)
     long j;
     int reached = 0, failed = 0;
     for (j = 0; j < count; j++) {
-        ik_solve_many(b->chains, BATCH, b->targets[b->equal] + (size_t)b->next * BATCH * 2,
+        ik_solve_many(b->chains, BATCH, b->targets[b->set] + (size_t)b->next * BATCH * 2,
                       &reached, NULL, &failed);
         b->reached += reached;
-        if (++b->next == b->rounds) batch_to_start(b);
+        if (++b->next == b->rounds[b->set]) batch_to_start(b);
     }
 }
 
@@ -1239,18 +1279,22 @@ static void batch_table(void)
     printf("\n== C: batches ==\n"
            "%d 2D chains of %d bones: ik_solve_many(chains, %d, targets) against %d\n"
            "ik_chain_solve calls, the same targets; ns per chain solve; single/many > 1: the\n"
-           "batch is faster. Equal work: targets on which every solve runs all %d iterations.\n\n",
-           BATCH, BATCH_BONES, BATCH, BATCH, EQUAL_ITERATIONS);
+           "batch is faster. Equal work: targets on which every solve runs all %d iterations.\n"
+           "Tracking: chain k follows a Lissajous curve, k/%d of a period behind chain 0, each\n"
+           "frame from the last (windows of %d frames, as bench/lua_bench.lua's (c)).\n\n",
+           BATCH, BATCH_BONES, BATCH, BATCH, EQUAL_ITERATIONS, BATCH, TRACK_FRAMES);
     printf("%-36s %10s %7s %10s %7s %11s %10s\n", "settings", "single ns", "spread ", "many ns",
            "spread ", "single/many", "iterations");
     batch_init(&b);
-    for (mode = 0; mode < 2; mode++) {
+    for (mode = 0; mode < 3; mode++) {
+        static const char *names[] = {"fabrik, 10 iterations, tolerance 0", "fabrik, defaults (tolerance 1e-3)",
+                                      "fabrik, defaults, tracking"};
         stats single, many;
         double mean;
         int k;
-        b.equal = mode == 0;
+        b.set = mode == 0 ? 1 : mode == 1 ? 0 : 2; /* the equal-work targets are set 1 */
         for (k = 0; k < BATCH; k++) {
-            if (b.equal)
+            if (b.set == 1)
                 configure_equal(b.chains[k], IK_SOLVER_FABRIK);
             else
                 configure_default(b.chains[k], IK_SOLVER_FABRIK);
@@ -1258,10 +1302,8 @@ static void batch_table(void)
         single = measure(&b, run_batch_single, reset_batch, 4);
         mean = (double)b.iterations / (double)b.solves;
         many = measure(&b, run_batch_many, reset_batch, 4);
-        printf("%-36s %10.0f %7s %10.0f %7s %11.2f %10.2f\n",
-               b.equal ? "fabrik, 10 iterations, tolerance 0" : "fabrik, defaults (tolerance 1e-3)",
-               single.median / BATCH, spread(single), many.median / BATCH, spread(many),
-               single.median / many.median, mean);
+        printf("%-36s %10.0f %7s %10.0f %7s %11.2f %10.2f\n", names[mode], single.median / BATCH, spread(single),
+               many.median / BATCH, spread(many), single.median / many.median, mean);
     }
     batch_free(&b);
 }
