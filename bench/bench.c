@@ -644,7 +644,7 @@ static stats latency(run_fn run)
 /* ---- batches: ik_solve_many over BATCH chains against BATCH single solves ---- */
 
 /* Tracking: chain k follows bench/lua_bench.lua's Lissajous curve (TRACK_PERIOD frames a
-   period, within 0.8 of its reach), k / BATCH of a period behind chain 0, TRACK_FRAMES
+   period, within 0.8 of its reach), k / BATCH of a period ahead of chain 0, TRACK_FRAMES
    frames a window, each window from the pose the TRACK_FRAMES frames before it left. */
 #define TRACK_PERIOD 2000
 #define TRACK_FRAMES 250
@@ -1280,7 +1280,7 @@ static void batch_table(void)
            "%d 2D chains of %d bones: ik_solve_many(chains, %d, targets) against %d\n"
            "ik_chain_solve calls, the same targets; ns per chain solve; single/many > 1: the\n"
            "batch is faster. Equal work: targets on which every solve runs all %d iterations.\n"
-           "Tracking: chain k follows a Lissajous curve, k/%d of a period behind chain 0, each\n"
+           "Tracking: chain k follows a Lissajous curve, k/%d of a period ahead of chain 0, each\n"
            "frame from the last (windows of %d frames, as bench/lua_bench.lua's (c)).\n\n",
            BATCH, BATCH_BONES, BATCH, BATCH, EQUAL_ITERATIONS, BATCH, TRACK_FRAMES);
     printf("%-36s %10s %7s %10s %7s %11s %10s\n", "settings", "single ns", "spread ", "many ns",

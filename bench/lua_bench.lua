@@ -568,7 +568,7 @@ print(string.format("\nframe budget (%s): %d 10-bone chains tracked per 16 ms fr
 
 -- ---- tracking: 64 chains in one call, and short chains ----
 
--- 64 chains of 10 bones, chain c a 64th of a period behind chain c - 1 on the same curve:
+-- 64 chains of 10 bones, chain c a 64th of a period ahead of chain c - 1 on the same curve:
 -- per frame one ik.solve_many(chains, targets), against 64 plain.fabrik calls. The targets
 -- of every frame are made beforehand, one flat array a frame, which both sides read. The
 -- unit of work is a window of WINDOW frames, 1 .. WINDOW, each from the pose the WINDOW
@@ -692,7 +692,7 @@ print(string.format([[
 == %s: tracking, 64 chains in one call and short chains ==
 The tracking above on other chains, the module with its defaults against plain FABRIK
 (tolerance 1e-3, at most 64 iterations), taking turns on the same frames; ns per chain per
-frame. 64 x 10 bones: 64 chains, chain c a 64th of a period behind chain c - 1, all solved
+frame. 64 x 10 bones: 64 chains, chain c a 64th of a period ahead of chain c - 1, all solved
 by one ik.solve_many(chains, targets) a frame against 64 plain.fabrik calls a frame, in
 windows of %d frames (each from the pose the %d frames before it left). 3 and 1 bones: the
 first bones of the 10-bone chain; two_bone: chain:solve_two_bone on its first 2 bones (%.2f
