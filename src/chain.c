@@ -379,7 +379,8 @@ void ik_chain_fk_bone(ik_chain *c, int i)
  * Bones i..n-1 as ik_chain_fk_bone makes them, each from the one before it kept in locals:
  * the same arithmetic, without reading back what was just stored (a chain's stores may
  * alias its other arrays as far as the compiler knows). Tracking's joint-space step runs
- * this once a frame on the whole chain.
+ * this once a frame on the whole chain; the batch's lanes have it too (free2 in
+ * batch_lanes.h).
  */
 static void fk2(ik_chain *c, int i)
 {

@@ -182,7 +182,6 @@ void ik_joint_turn(ik_chain *c, int j, ik_vec3 t)
     }
 }
 
-
 /*
  * With an orientation goal, the solvers reach for the point behind the tip bone with bones
  * 0..m-1 (m = n - 1), and the tip bone then takes its goal within its own limit: the goal
@@ -370,7 +369,8 @@ static ik_vec3 lever(const ik_chain *c, ik_vec3 tip, int j, const ik_rows *rows)
  * no joint is ever left out; the turns taken without trigonometry (below). Tracking takes
  * one a frame, so its cost is a solve's (bench/lua_bench.lua: a 3-bone chain tracking took
  * 2.1 times a hand-written FABRIK's time under LuaJIT through the general step, about 0.75
- * this way).
+ * this way). The batch takes the same step, with the forward kinematics after it, for many
+ * chains at once in vector lanes (free2 in batch_lanes.h): a change here is a change there.
  */
 static int free_step2(ik_chain *c, int m, int first, const ik_rows *rows, ik_real lambda2)
 {
@@ -678,6 +678,18 @@ void ik_steps_keep(ik_steps *s)
 
 int ik_steps_free2(const ik_steps *s) { return s->c->dim == 2 && !s->c->limited && !s->rows.oriented; }
 
+/* Whether the bounded joints turned towards the middles of their ranges (at most
+   FINISH_UNBENDS times a solve); when not, the steps stop. */
+static int unbend_or_stop(ik_steps *s)
+{
+    if (s->unbends >= FINISH_UNBENDS || !unbend(s->c, s->m, s->first)) {
+        s->stopped = 1;
+        return 0;
+    }
+    s->unbends++;
+    return 1;
+}
+
 /* A step taken, its error now: kept if it gained (the damping lowered), else undone. */
 static void weigh(ik_steps *s, const ik_rows *now, ik_real after, int met_now)
 {
@@ -694,12 +706,7 @@ static void weigh(ik_steps *s, const ik_rows *now, ik_real after, int met_now)
         s->stuck = s->lambda2 > 1 ? s->stuck + 2 : s->stuck;
         s->done = finish_error(c, s->target, s->m, &s->rows, &s->size);
     }
-    if (s->stuck >= 2) {
-        if (s->unbends >= FINISH_UNBENDS || !unbend(c, s->m, s->first)) {
-            s->stopped = 1;
-            return;
-        }
-        s->unbends++;
+    if (s->stuck >= 2 && unbend_or_stop(s)) {
         s->stuck = 0;
         s->lambda2 = FINISH_DAMPING;
         s->done = finish_error(c, s->target, s->m, &s->rows, &s->size);
@@ -713,12 +720,7 @@ void ik_steps_after(ik_steps *s, int stepped)
     ik_rows now;
     int met_now;
     if (!stepped) {
-        if (s->unbends >= FINISH_UNBENDS || !unbend(c, s->m, s->first)) {
-            s->stopped = 1;
-            return;
-        }
-        s->unbends++;
-        s->done = finish_error(c, s->target, s->m, &s->rows, &s->size);
+        if (unbend_or_stop(s)) s->done = finish_error(c, s->target, s->m, &s->rows, &s->size);
         return;
     }
     now = s->rows;
@@ -810,7 +812,7 @@ int ik_joint_track(ik_chain *c, ik_vec3 target, int m, int first, int points, in
 {
     ik_steps s;
     *used = 0;
-    if (!ik_may_track(c, m) || !ik_steps_track(&s, c, target, m, first, points, NAN)) return 0;
+    if (!ik_steps_track(&s, c, target, m, first, points, NAN)) return 0;
     ik_steps_run(&s);
     return ik_steps_end(&s, used, distance);
 }

@@ -723,7 +723,10 @@ local function center(c, m_, first, rows)
 end
 
 -- The steps used, whether met, and the tip's distance (NaN when none was measured). centre:
--- a tracked solve, which turns the bounded joints first (center, above).
+-- a tracked solve, which turns the bounded joints first (center, above). The C writes this
+-- in phases (ik_steps: steps_begin, ik_steps_keep, the step, ik_steps_after with weigh) so
+-- its batch can take many chains' steps side by side; ik.pure has no batch, and one
+-- function here is those phases in a row, the same operations in the same order.
 local function finish(c, tx, ty, tz, m_, iterations, first, centre)
     local reach = chain_reach_to(c, m_)
     local rows, now = the_rows, now_rows
