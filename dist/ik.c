@@ -3127,22 +3127,25 @@ int ik_limits_oriented(const ik_chain *c, int m)
  * power of two take the same steps, to the bit. They are taken where that unit and every
  * joint and the target, measured from the base in reaches, are finite and within
  * FINISH_RANGE, so no product they form overflows (lambda^2 went to infinity, then
- * inf * 0) or loses all its bits. Beyond that the solver's own answer stands.
+ * inf * 0) or loses all its bits. Beyond that the solver's own answer stands. At the bones'
+ * own lengths (scale 1, as every solve that steps has them) the joints need no look: made
+ * from the base by unit turns of the bones, none lies farther from it than the reach (to
+ * rounding), 1 in reaches; only the target is measured (a tenth of a tracked solve's
+ * instructions in a 10-bone 2D chain went to the joints' look).
  */
 #define FINISH_RANGE 1e100
 
 static int finish_in_range(const ik_chain *c, ik_vec3 target, int m, ik_real unit)
 {
     ik_vec3 base = ik_joint_v3(c, 0), v;
-    int j = 0;
+    int j = c->scale == 1 ? m + 1 : 0;
     if (!(unit > 0 && unit < INFINITY)) return 0;
     if (c->dim == 2) { /* the joints' z is 0: the target's last */
         ik_vec2 b = ik_v2(base.x, base.y), w;
-        for (j = 0; j <= m; j++) {
+        for (; j <= m; j++) {
             w = ik_v2_scale(ik_v2_sub(ik_joint2(c, j), b), unit);
             if (!(fabs(w.x) <= FINISH_RANGE && fabs(w.y) <= FINISH_RANGE)) return 0;
         }
-        j = m + 1;
     }
     for (; j <= m + 1; j++) {
         v = ik_v3_scale(ik_v3_sub(j > m ? target : ik_joint_v3(c, j), base), unit);
