@@ -551,17 +551,19 @@ int ik_limits_oriented(const ik_chain *c, int m)
  * joint and the target, measured from the base in reaches, are finite and within
  * FINISH_RANGE, so no product they form overflows (lambda^2 went to infinity, then
  * inf * 0) or loses all its bits. Beyond that the solver's own answer stands. At the bones'
- * own lengths (scale 1, as every solve that steps has them) the joints need no look: made
- * from the base by unit turns of the bones, none lies farther from it than the reach (to
- * rounding), 1 in reaches; only the target is measured (7% of a tracked solve's
- * instructions in a 10-bone 2D chain went to the joints' look).
+ * own lengths (scale 1, as every solve that steps has them) and with no joint pinned
+ * (first 0), the joints need no look: every one is made from the base by unit turns of the
+ * bones (by steps_begin, or before it while the pose was the truth), so none lies farther
+ * from it than the reach (to rounding), 1 in reaches; only the target is measured (7% of a
+ * tracked solve's instructions in a 10-bone 2D chain went to the joints' look). Pinned
+ * joints (relaxation's weight 0) are where the solve found them, so they are measured.
  */
 #define FINISH_RANGE 1e100
 
-static int finish_in_range(const ik_chain *c, ik_vec3 target, int m, ik_real unit)
+static int finish_in_range(const ik_chain *c, ik_vec3 target, int m, int first, ik_real unit)
 {
     ik_vec3 base = ik_joint_v3(c, 0), v;
-    int j = c->scale == 1 ? m + 1 : 0;
+    int j = c->scale == 1 && first == 0 ? m + 1 : 0;
     if (!(unit > 0 && unit < INFINITY)) return 0;
     if (c->dim == 2) { /* the joints' z is 0: the target's last */
         ik_vec2 b = ik_v2(base.x, base.y), w;
@@ -662,7 +664,7 @@ static int steps_begin(ik_steps *s, ik_chain *c, ik_vec3 target, int m, int iter
         ik_chain_mark_stale(c, first);
     }
     ik_chain_fk(c);
-    if (!finish_in_range(c, target, m, s->rows.unit)) return 0;
+    if (!finish_in_range(c, target, m, first, s->rows.unit)) return 0;
     s->lambda2 = FINISH_DAMPING;
     /* The error of the pose as it stands: measured again only when the pose changed. */
     s->done = finish_error(c, target, m, &s->rows, &s->size);
