@@ -3131,8 +3131,9 @@ int ik_limits_oriented(const ik_chain *c, int m)
  * own lengths (scale 1, as every solve that steps has them) and with no joint pinned
  * (first 0), the joints need no look: every one is made from the base by unit turns of the
  * bones (by steps_begin, or before it while the pose was the truth), so none lies farther
- * from it than the reach (to rounding), 1 in reaches; only the target is measured (7% of a
- * tracked solve's instructions in a 10-bone 2D chain went to the joints' look). Pinned
+ * from it than the reach, or twice that where the base is far from the origin (each sum
+ * rounds by at most its step again): 2 in reaches at most; only the target is measured (7%
+ * of a tracked solve's instructions in a 10-bone 2D chain went to the joints' look). Pinned
  * joints (relaxation's weight 0) are where the solve found them, so they are measured.
  */
 #define FINISH_RANGE 1e100
