@@ -20,7 +20,8 @@ local trials = tonumber(arg[1]) or 1000
 -- none of the other sections: for working on one row. IK_LOG_JUMPS=1: a line for each
 -- frame of tracking whose largest joint change is over 0.2 rad. IK_CHAIN_IT and
 -- IK_TRACK_IT: the iterations of the single chains' solves (64) and of the rigs' tracking
--- (10), to see what more would give.
+-- (10), to see what more would give. IK_ANIM_SEED: where the rigs' animations start the
+-- generator (555; docs/performance.md also gives 12345 and 999, sets independent of it).
 local only = os.getenv("IK_ROWS")
 local function wanted_row(name) return not only or name:find(only) ~= nil end
 local frames = trials
@@ -495,7 +496,7 @@ local function rig_row(spec, dim, solver, limited, max_turn)
   local probe = make_rig(spec, dim, false)
   local met, worst, worst_wanted, seconds, iterations, total = 0, 0, 0, 0, 0, 0
   local within, jumps = 0, 0
-  seed = 555 -- the animations one after the other from one run of the generator (seeds in an
+  seed = tonumber(os.getenv("IK_ANIM_SEED")) or 555 -- the animations one after the other from one run of the generator (seeds in an
   -- arithmetic progression would give draws in one: the same phase in every animation)
   for animation = 1, ANIMATIONS do
     local phase = {}

@@ -641,8 +641,8 @@ M.limits_oriented = limits_oriented
 -- reaches, are finite and within FINISH_RANGE. The C measures only the target at scale 1
 -- with no joint pinned, where the joints cannot be out of range; here they are measured
 -- still (the same answer): under LuaJIT the joints' loop is where the compiler roots the
--- trace that covers a tracked solve, and without it a 10-bone chain tracked at 1,000 to
--- 1,200 ns a frame, not 500.
+-- trace that covers a tracked solve, and without it a 10-bone chain tracked in about twice
+-- the time (docs/performance.md, the module against plain Lua).
 local FINISH_RANGE = 1e100
 
 local function finish_in_range(c, tx, ty, tz, m_, unit)
