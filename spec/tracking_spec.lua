@@ -187,3 +187,111 @@ describe("tracking with limits", function()
         end
     end
 end)
+
+-- Tracking's prediction (src/joint_space.c, predict): a tracked solve whose goal the pose
+-- does not meet starts from the pose the last two solves' motion continues to, when nothing
+-- but the solves (and the base's moves) changed the chain since.
+describe("tracking's prediction", function()
+    local FRAMES = 400
+
+    -- A 2D 3-bone chain with a limited tip and an orientation goal: three joints for three
+    -- numbers, so the pose is fixed up to the side the middle joint bends to. The puppet
+    -- takes that joint through straight and bends it the other way, three times in 400
+    -- frames. Without the prediction the tracked pose bent back the side it came from, and a
+    -- bound forced it across later: 0.427 / 0.433 / 0.427 rad in a frame (FABRIK / CCD /
+    -- relaxation) where the animation turns 0.0125; with it 0.0151.
+    local function crossing(frame)
+        local t = frame / 40 + 1
+        return { 0.4 * math.cos(t), 0.5 * math.sin(t), 0.25 * math.sin(0.7 * t) }
+    end
+    local function limited(c)
+        c:set_limit(1, -1.5, 1.5)
+        c:set_limit(2, -1.5, 1.5)
+        c:set_limit(3, -0.3, 0.3)
+        return c
+    end
+
+    for _, solver in ipairs({ "fabrik", "ccd", "relax" }) do
+        it(solver .. ": a middle joint taken through straight follows the goal to the other side (every frame met, no turn over 3x the animation's)", function()
+            local puppet, chain = limited(ik.chain2d({ 1.0, 0.8, 0.5 })), limited(ik.chain2d({ 1.0, 0.8, 0.5 }))
+            chain:configure({ solver = solver, iterations = 10, tolerance = 1e-3 })
+            puppet:set_angles(crossing(0))
+            chain:set_angles(crossing(0))
+            local before, shown = chain:angles(), puppet:angles()
+            local met, most, most_shown, crossed = 0, 0, 0, 0
+            for frame = 1, FRAMES do
+                puppet:set_angles(crossing(frame))
+                chain:set_target_angle(puppet:world_angle(3))
+                if chain:solve(puppet:effector()) then met = met + 1 end
+                local now, shown_now = chain:angles(), puppet:angles()
+                most = math.max(most, largest_turn(before, now, 2))
+                most_shown = math.max(most_shown, largest_turn(shown, shown_now, 2))
+                if shown[2] * shown_now[2] < 0 then crossed = crossed + 1 end
+                before, shown = now, shown_now
+            end
+            local what = ("%d of %d frames met, largest turn %.4f, the animation's %.4f, %d crossings")
+                :format(met, FRAMES, most, most_shown, crossed)
+            assert(crossed >= 2, what) -- the workload does what it is for
+            assert(met == FRAMES, what)
+            assert(most <= 3 * most_shown, what)
+        end)
+    end
+
+    -- Each case: a chain tracked for some frames, then changed by the game (or not) before
+    -- one more solve; against a chain given the same pose and goal without the frames
+    -- before. What the game set is a new start: the two answers are the same bits.
+    -- A chain tracked for 40 frames, and the puppet it tracked.
+    local function forty_frames()
+        local c = limited(ik.chain2d({ 1.0, 0.8, 0.5 }))
+        c:configure({ iterations = 10, tolerance = 1e-3 })
+        c:set_angles(crossing(0))
+        local puppet = limited(ik.chain2d({ 1.0, 0.8, 0.5 }))
+        for frame = 1, 40 do
+            puppet:set_angles(crossing(frame))
+            c:set_target_angle(puppet:world_angle(3))
+            c:solve(puppet:effector())
+        end
+        return c, puppet
+    end
+
+    local function tracked(change)
+        local c, puppet = forty_frames()
+        change(c)
+        local fresh = limited(ik.chain2d({ 1.0, 0.8, 0.5 }))
+        fresh:configure({ iterations = 10, tolerance = 1e-3 })
+        fresh:set_angles(c:angles())
+        fresh:set_base(c:base())
+        puppet:set_angles(crossing(41))
+        for _, x in ipairs({ c, fresh }) do
+            x:set_target_angle(puppet:world_angle(3))
+            x:solve(puppet:effector())
+        end
+        return c:angles(), fresh:angles()
+    end
+
+    it("a pose the game set is where the next solve starts: the motion before it is forgotten", function()
+        local a, b = tracked(function(c) c:set_angle(2, c:angle(2)) end)
+        assert.are.same(b, a)
+        a, b = tracked(function(c) c:set_angles(c:angles()) end)
+        assert.are.same(b, a)
+    end)
+
+    it("left alone, the chain continues its motion: the next solve differs from a fresh start", function()
+        local a, b = tracked(function() end)
+        assert.are_not.same(b, a)
+        -- the base's move keeps the motion (a chain carried by a body)
+        a, b = tracked(function(c) c:set_base(0.01, -0.02, 0.005) end)
+        assert.are_not.same(b, a)
+    end)
+
+    it("a goal already met moves nothing, after any motion", function()
+        local c = forty_frames()
+        for _ = 1, 3 do -- (the 40th frame met its goal, as every frame does)
+            local was = c:angles()
+            local reached, _, iterations = c:solve()
+            assert.is_true(reached)
+            assert.are.equal(0, iterations)
+            assert.are.same(was, c:angles())
+        end
+    end)
+end)

@@ -141,13 +141,13 @@ ik_status ik_settings_validate(const ik_settings *s)
 /*
  * Numbers a chain of n bones keeps past the header, as per_bone * n + extra. Both: length,
  * weight (n + 1), joint, dir and work (dim each; joint and work n + 1), sim (2 dim, n + 1),
- * sim_scratch (dim + 2), and a limit. 2D adds turn, prev_turn, rest_turn, sim_turn and
- * best_turn (2 each), angle, prev_angle and best_angle; 3D adds rot, wrot, prev_rot,
- * points_rot, rest_rot, sim_rot and best_rot (4 each).
+ * sim_scratch (dim + 2), and a limit. 2D adds turn, prev_turn, rest_turn, sim_turn,
+ * best_turn and track_turn (2 each), angle, prev_angle and best_angle; 3D adds rot, wrot,
+ * prev_rot, points_rot, rest_rot, sim_rot, best_rot and track_rot (4 each).
  */
 static size_t reals_per_bone(int dim)
 {
-    return dim == 2 ? 1 + 1 + 2 * 5 + 4 + 10 + 3 : 1 + 1 + 3 * 5 + 5 + 28;
+    return dim == 2 ? 1 + 1 + 2 * 5 + 4 + 12 + 3 : 1 + 1 + 3 * 5 + 5 + 32;
 }
 static size_t reals_extra(int dim) { return 1 + 4 * (size_t)dim; }
 
@@ -184,12 +184,14 @@ static void layout(ik_chain *c)
     c->rest_turn = NULL, c->sim_turn = NULL, c->best_turn = NULL, c->best_angle = NULL;
     c->rot = NULL, c->wrot = NULL, c->prev_rot = NULL, c->points_rot = NULL;
     c->rest_rot = NULL, c->sim_rot = NULL, c->best_rot = NULL;
+    c->track_turn = NULL, c->track_rot = NULL;
     if (dim == 2) {
         c->turn = (ik_vec2 *)p, p += 2 * n;
         c->prev_turn = (ik_vec2 *)p, p += 2 * n;
         c->rest_turn = (ik_vec2 *)p, p += 2 * n;
         c->sim_turn = (ik_vec2 *)p, p += 2 * n;
         c->best_turn = (ik_vec2 *)p, p += 2 * n;
+        c->track_turn = (ik_vec2 *)p, p += 2 * n;
         c->angle = p, p += n;
         c->prev_angle = p, p += n;
         c->best_angle = p;
@@ -200,6 +202,7 @@ static void layout(ik_chain *c)
         c->points_rot = (ik_quat *)p, p += 4 * n;
         c->rest_rot = (ik_quat *)p, p += 4 * n;
         c->sim_rot = (ik_quat *)p, p += 4 * n;
+        c->track_rot = (ik_quat *)p, p += 4 * n;
         c->best_rot = (ik_quat *)p;
     }
 }
@@ -535,7 +538,7 @@ static void rebase(ik_chain *c)
         c->base_turn = turn;
         c->base_rot = rot;
         c->stale_from = 0;
-        ik_chain_changed(c);
+        ik_chain_base_moved(c);
     }
     c->parent_seen = c->parent->version;
 }
@@ -799,6 +802,7 @@ ik_status ik_chain2d_set_base(ik_chain *c, ik_real x, ik_real y, ik_real angle)
     if (!isfinite(angle)) return IK_ERR_NOT_FINITE;
     if (c->parent) return IK_ERR_ATTACHED;
     pose_changes(c, 0);
+    c->base_moves++; /* the local pose is as it was */
     c->base = ik_v3(x + 0.0, y + 0.0, 0);
     c->base_angle = ik_wrap_angle(angle);
     c->base_turn = ik_v2_turn(c->base_angle);
@@ -872,6 +876,7 @@ ik_status ik_chain3d_set_base(ik_chain *c, const ik_real position[3], const ik_r
     }
     if (c->parent) return IK_ERR_ATTACHED;
     pose_changes(c, 0);
+    c->base_moves++; /* the local pose is as it was */
     c->base = ik_v3(position[0] + 0.0, position[1] + 0.0, position[2] + 0.0);
     c->base_rot = q;
     return IK_OK;

@@ -95,6 +95,15 @@ struct ik_chain {
                                        compares it, as an address can be reused */
     ik_chain *down; /* ik_chain_follow's scratch: the child on the way down to the chain
                        being brought up to date */
+    unsigned long long base_moves; /* counts the changes of version that only moved the base
+                                      (ik_chain_pose_version) */
+
+    /* Tracking's prediction (joint_space.c, predict): track_turn / track_rot hold the local
+       pose a tracked solve started from; track_have says the last solve was such a one, and
+       track_seen is the pose version it left. */
+    int track_recorded;  /* the solve under way kept its start */
+    int track_have;
+    unsigned long long track_seen;
 
     /* The tip hold: a closed loop (ik_chain_attach_tip). While held, has_target is set and
        target is the held point as last read (ik_chain_read_hold). */
@@ -149,6 +158,8 @@ struct ik_chain {
     ik_quat *rest_rot;   /* 3D [n] */
     ik_vec2 *sim_turn;   /* 2D [n]: the local pose simulate left (a change gives no speed) */
     ik_quat *sim_rot;    /* 3D [n] */
+    ik_vec2 *track_turn; /* 2D [n]: the local pose the last tracked solve started from */
+    ik_quat *track_rot;  /* 3D [n] */
     ik_limit *limit;     /* [n] */
 };
 
@@ -255,6 +266,18 @@ void ik_chain_settle(ik_chain *c);
 
 /* Marks a change of the chain's world data, for its children. */
 static inline void ik_chain_changed(ik_chain *c) { c->version++; }
+/* The same for a change that only moved the base (its own, or its parent's frame). */
+static inline void ik_chain_base_moved(ik_chain *c)
+{
+    c->version++;
+    c->base_moves++;
+}
+/* Counts every change but the base's moves: the local pose is as a solve left it while this
+   stays the same (tracking's prediction asks it). */
+static inline unsigned long long ik_chain_pose_version(const ik_chain *c)
+{
+    return c->version - c->base_moves;
+}
 
 /* The goal kept on c: coordinates already checked (ik_check_coords); -0 taken as +0. */
 static inline void ik_chain_keep_target(ik_chain *c, const ik_real *t)

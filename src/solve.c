@@ -292,6 +292,10 @@ static void way_out(ik_chain *c, solve *s, ik_result *out)
     }
     ik_chain_fk(c);
     if (moved) ik_chain_changed(c);
+    /* What tracking's prediction reads at the next solve (joint_space.c). */
+    c->track_have = c->track_recorded;
+    c->track_recorded = 0;
+    c->track_seen = ik_chain_pose_version(c);
 
     out->iterations = s->iterations;
     if (s->solver->aims) {
@@ -498,6 +502,7 @@ static void solve_lean(ik_chain *c, const solver_desc *desc, ik_result *out)
     ik_chain_settle(c);
     ik_chain_fk(c);
     c->kicked = 0;
+    c->track_have = 0; /* not a tracked solve (joint_space.c, predict) */
     if (!desc->aims && c->settings.softness > 0) soften(c, &aim, ik_chain_reach_to(c, c->n, NULL));
     if (desc->lean(c, aim, out)) ik_chain_changed(c);
 }

@@ -162,6 +162,13 @@ M.chain_mark_stale = chain_mark_stale
 -- Marks a change of the chain's world data, for its children.
 local function chain_changed(c) c.version = c.version + 1 end
 M.chain_changed = chain_changed
+-- The same for a change that only moved the base (its own, or its parent's frame).
+local function chain_base_moved(c)
+    c.version = c.version + 1
+    c.base_moves = c.base_moves + 1
+end
+-- Counts every change but the base's moves (tracking's prediction asks it).
+function M.chain_pose_version(c) return c.version - c.base_moves end
 
 -- The goal kept on c: coordinates already checked; -0 taken as +0.
 local function chain_keep_target(c, x, y, z)
@@ -310,7 +317,8 @@ local function layout(dim, n)
         base_rot_w = 0.0, base_rot_x = 0.0, base_rot_y = 0.0, base_rot_z = 0.0,
         parent = nil, parent_joint = 0, offset_angle = 0.0, offset_turn_x = 0.0, offset_turn_y = 0.0,
         offset_rot_w = 0.0, offset_rot_x = 0.0, offset_rot_y = 0.0, offset_rot_z = 0.0,
-        version = 0, parent_seen = 0, links = 0, down = nil,
+        version = 0, parent_seen = 0, links = 0, down = nil, base_moves = 0,
+        track_recorded = false, track_have = false, track_seen = 0,
         tip_parent = nil, tip_joint = 0, tip_offset_x = 0.0, tip_offset_y = 0.0, tip_offset_z = 0.0,
         holds = 0, has_target = false, has_orientation = false,
         target_x = 0.0, target_y = 0.0, target_z = 0.0, target_angle = 0.0,
@@ -335,11 +343,12 @@ local function layout(dim, n)
     c.sim_scratch = zeros((dim + 2) * n)
     if dim == 2 then
         c.turn, c.prev_turn, c.rest_turn, c.sim_turn = zeros(2 * n), zeros(2 * n), zeros(2 * n), zeros(2 * n)
-        c.best_turn = zeros(2 * n)
+        c.best_turn, c.track_turn = zeros(2 * n), zeros(2 * n)
         c.angle, c.prev_angle, c.best_angle = zeros(n), zeros(n), zeros(n)
     else
         c.rot, c.wrot, c.prev_rot, c.points_rot = zeros(4 * n), zeros(4 * n), zeros(4 * n), zeros(4 * n)
         c.rest_rot, c.sim_rot, c.best_rot = zeros(4 * n), zeros(4 * n), zeros(4 * n)
+        c.track_rot = zeros(4 * n)
     end
     return c
 end
@@ -407,7 +416,8 @@ function M.chain_copy(from)
     for i = 0, from.n - 1 do c.limit[i] = copy_array(from.limit[i]) end
     for _, k in ipairs({ "length", "weight", "joint", "dir", "work", "sim", "sim_scratch", "turn",
         "prev_turn", "rest_turn", "sim_turn", "angle", "prev_angle", "rot", "wrot", "prev_rot",
-        "points_rot", "rest_rot", "sim_rot", "best_turn", "best_angle", "best_rot" }) do
+        "points_rot", "rest_rot", "sim_rot", "best_turn", "best_angle", "best_rot", "track_turn",
+        "track_rot" }) do
         c[k] = copy_array(from[k])
     end
     return OK, c
@@ -664,7 +674,7 @@ local function rebase(c)
             c.base_rot_w, c.base_rot_x, c.base_rot_y, c.base_rot_z = f1, f2, f3, f4
         end
         c.stale_from = 0
-        chain_changed(c)
+        chain_base_moved(c)
     end
     c.parent_seen = c.parent.version
 end
@@ -935,6 +945,7 @@ function M.chain2d_set_base(c, x, y, angle)
     if not isfinite(angle) then return ERR_NOT_FINITE end
     if c.parent then return ERR_ATTACHED end
     pose_changes(c, 0)
+    c.base_moves = c.base_moves + 1 -- the local pose is as it was
     c.base_x, c.base_y, c.base_z = x + 0.0, y + 0.0, 0.0
     c.base_angle = wrap_angle(angle)
     c.base_turn_x, c.base_turn_y = v2_turn(c.base_angle)
@@ -992,6 +1003,7 @@ function M.chain3d_set_base(c, x, y, z, rw, rx, ry, rz)
     end
     if c.parent then return ERR_ATTACHED end
     pose_changes(c, 0)
+    c.base_moves = c.base_moves + 1 -- the local pose is as it was
     c.base_x, c.base_y, c.base_z = x + 0.0, y + 0.0, z + 0.0
     c.base_rot_w, c.base_rot_x, c.base_rot_y, c.base_rot_z = qw, qx, qy, qz
     return OK

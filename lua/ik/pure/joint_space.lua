@@ -26,7 +26,7 @@ local limits = require("ik.pure.limits")
 
 local abs, sqrt, cos, sin, acos = math.abs, math.sqrt, math.cos, math.sin, math.acos
 local atan2 = math.atan2 or math.atan
-local v2_rotate, v2_renorm, wrap_angle, clamp = m.v2_rotate, m.v2_renorm, m.wrap_angle, m.clamp
+local v2_rotate, v2_unrotate, v2_renorm, wrap_angle, clamp = m.v2_rotate, m.v2_unrotate, m.v2_renorm, m.wrap_angle, m.clamp
 local v3_sub, v3_scale, v3_dot, v3_cross, v3_len = m.v3_sub, m.v3_scale, m.v3_dot, m.v3_cross, m.v3_len
 local v3_normalize_or, v3_any_perpendicular = m.v3_normalize_or, m.v3_any_perpendicular
 local q_mul, q_normalize, q_rotate, q_x_axis, q_axis_angle = m.q_mul, m.q_normalize, m.q_rotate, m.q_x_axis, m.q_axis_angle
@@ -726,6 +726,79 @@ local function center(c, m_, first, rows)
     return true
 end
 
+-- Tracking's prediction (see the C): a tracked solve whose goal the pose does not meet starts
+-- from the pose the last two solves' motion continues to, each bone turned again by its turn
+-- between the starts of the last tracked solve and this one (at most PREDICT_CAP; times
+-- PREDICT_SPARE where the bones can turn more ways than the rows ask, which chains without
+-- limits then leave out), within its limits.
+local PREDICT_COS = 0.99875026039496628 -- cos(PREDICT_CAP), PREDICT_CAP = 0.05
+local PREDICT_COS_HALF = 0.99968751627570263 -- cos(PREDICT_CAP / 2): a quaternion's w
+local PREDICT_SPARE = 0.9
+
+-- How many ways bones first..m-1 can turn (2D and hinges 1 each, other 3D joints 3).
+local function ways_to_turn(c, first, m_)
+    local ways = 0
+    for j = first, m_ - 1 do
+        ways = ways + ((c.dim == 2 or has(c.limit[j].flags, HINGE)) and 1 or 3)
+    end
+    return ways
+end
+
+-- Bones first..m-1 continue their motion (a goal not met: apply); every bone's start kept.
+-- rows: the steps' rows of the pose now. Returns whether a bone turned.
+local function predict(c, first, m_, apply, rows)
+    local ways
+    if c.limited ~= 0 then ways = ways_to_turn(c, first, m_) else ways = (m_ - first) * (c.dim == 2 and 1 or 3) end
+    local spare = ways > rows.k
+    if spare and c.limited == 0 then return false end
+    local k = spare and PREDICT_SPARE or 1.0
+    apply = apply and c.track_have and c.track_seen == chain.chain_pose_version(c)
+    c.track_recorded = true
+    local from = m_
+    for j = 0, c.n - 1 do
+        local go = apply and j >= first and j < m_
+        local limit = c.limit[j]
+        if c.dim == 2 then
+            local turn, track = c.turn, c.track_turn
+            local nx, ny = turn[2 * j], turn[2 * j + 1]
+            local dx, dy = v2_unrotate(nx, ny, track[2 * j], track[2 * j + 1])
+            track[2 * j], track[2 * j + 1] = nx, ny
+            if go and dx >= PREDICT_COS and not (dx == 1 and dy == 0) then
+                if limit.flags ~= 0 then
+                    local a = wrap_angle(turn_angle(c, j) + k * atan2(dy, dx))
+                    chain_set_turn_angle(c, j, limit_angle(limit, a))
+                else
+                    if k ~= 1 then
+                        dx, dy = 1 + k * (dx - 1), k * dy
+                        local s = 1 / sqrt(dx * dx + dy * dy)
+                        dx, dy = dx * s, dy * s
+                    end
+                    turn[2 * j], turn[2 * j + 1] = v2_renorm(v2_rotate(nx, ny, dx, dy))
+                    c.angle[j] = ANGLE_UNKNOWN
+                end
+                if j < from then from = j end
+            end
+        else
+            local r, track, o = c.rot, c.track_rot, 4 * j
+            local nw, nx, ny, nz = r[o], r[o + 1], r[o + 2], r[o + 3]
+            local dw, dx, dy, dz = q_mul(track[o], -track[o + 1], -track[o + 2], -track[o + 3], nw, nx, ny, nz)
+            track[o], track[o + 1], track[o + 2], track[o + 3] = nw, nx, ny, nz
+            if dw < 0 then dw, dx, dy, dz = -dw, -dx, -dy, -dz end
+            if go and dw >= PREDICT_COS_HALF and not (dx == 0 and dy == 0 and dz == 0) then
+                if k ~= 1 then dw, dx, dy, dz = 1 + k * (dw - 1), k * dx, k * dy, k * dz end
+                local w, x, y, z = q_normalize(q_mul(nw, nx, ny, nz, dw, dx, dy, dz))
+                if limit.flags ~= 0 then w, x, y, z = limit_rotation(limit, w, x, y, z) end
+                r[o], r[o + 1], r[o + 2], r[o + 3] = w, x, y, z
+                if j < from then from = j end
+            end
+        end
+    end
+    if from == m_ then return false end
+    chain_mark_stale(c, from)
+    chain_fk(c)
+    return true
+end
+
 -- The steps used, whether met, and the tip's distance (NaN when none was measured). centre:
 -- a tracked solve, which turns the bounded joints first (center, above). The C writes this
 -- in phases (ik_steps: steps_begin, ik_steps_keep, the step, ik_steps_after with weigh) so
@@ -749,6 +822,9 @@ local function finish(c, tx, ty, tz, m_, iterations, first, centre)
     local lambda2 = FINISH_DAMPING
     -- The error of the pose as it stands: measured again only when the pose changed.
     local done, size = finish_error(c, tx, ty, tz, m_, rows)
+    if centre and predict(c, first, m_, not done, rows) then
+        done, size = finish_error(c, tx, ty, tz, m_, rows)
+    end
     if centre and c.limited ~= 0 and not done and center(c, m_, first, rows) then
         done, size = finish_error(c, tx, ty, tz, m_, rows)
     end

@@ -290,6 +290,10 @@ local function way_out(c, s, out)
     end
     chain_fk(c)
     if moved then chain.chain_changed(c) end
+    -- What tracking's prediction reads at the next solve (joint_space.lua).
+    c.track_have = c.track_recorded
+    c.track_recorded = false
+    c.track_seen = chain.chain_pose_version(c)
 
     out.iterations = s.iterations
     if s.solver.aims then
@@ -474,6 +478,7 @@ local function solve_lean(c, d, out)
     chain_settle(c)
     chain_fk(c)
     c.kicked = false
+    c.track_have = false -- not a tracked solve (joint_space.lua, predict)
     if not d.aims and c.settings.softness > 0 then
         local softened, sx, sy, sz = soften(c, ax, ay, az, (chain.chain_reach_to(c, c.n)))
         if softened then ax, ay, az = sx, sy, sz end
