@@ -7007,6 +7007,7 @@ static void try_pose(ik_chain *c, int k)
     }
     ik_chain_mark_stale(c, 0);
     ik_chain_fk(c);
+    c->track_have = 0; /* a jump, not a motion: nothing to carry on (joint_space.c, predict) */
 }
 
 /*
@@ -7035,6 +7036,7 @@ static void try_again(ik_chain *c, ik_solver solver, ik_result *out)
         }
     }
     if (!best_is_last) put_back_best(c);
+    c->track_have = 0; /* the pose came from a try: its start is no motion to carry on */
     *out = best;
     out->iterations = used;
 }

@@ -406,6 +406,7 @@ local function try_pose(c, k)
     end
     chain.chain_mark_stale(c, 0)
     chain_fk(c)
+    c.track_have = false -- a jump, not a motion: nothing to carry on (joint_space.lua, predict)
 end
 
 local function copy_result(to, from)
@@ -440,6 +441,7 @@ local function try_again(c, solver, out)
         k = k + 1
     end
     if not best_is_last then put_back_best(c) end
+    c.track_have = false -- the pose came from a try: its start is no motion to carry on
     copy_result(out, best)
     out.iterations = used
 end
