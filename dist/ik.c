@@ -1998,6 +1998,13 @@ static void pose_changes(ik_chain *c, int bone)
     ik_chain_changed(c);
 }
 
+/* A move of the base: the same, but the local pose stays as it was (a base move). */
+static void base_changes(ik_chain *c)
+{
+    pose_changes(c, 0);
+    c->base_moves++;
+}
+
 ik_status ik_chain_length(const ik_chain *c, int bone, ik_real *out)
 {
     IK_CHECK_BONE(c, bone);
@@ -2053,8 +2060,7 @@ ik_status ik_chain2d_set_base(ik_chain *c, ik_real x, ik_real y, ik_real angle)
     if (st != IK_OK) return st;
     if (!isfinite(angle)) return IK_ERR_NOT_FINITE;
     if (c->parent) return IK_ERR_ATTACHED;
-    pose_changes(c, 0);
-    c->base_moves++; /* the local pose is as it was */
+    base_changes(c);
     c->base = ik_v3(x + 0.0, y + 0.0, 0);
     c->base_angle = ik_wrap_angle(angle);
     c->base_turn = ik_v2_turn(c->base_angle);
@@ -2127,8 +2133,7 @@ ik_status ik_chain3d_set_base(ik_chain *c, const ik_real position[3], const ik_r
         if (st != IK_OK) return st;
     }
     if (c->parent) return IK_ERR_ATTACHED;
-    pose_changes(c, 0);
-    c->base_moves++; /* the local pose is as it was */
+    base_changes(c);
     c->base = ik_v3(position[0] + 0.0, position[1] + 0.0, position[2] + 0.0);
     c->base_rot = q;
     return IK_OK;
@@ -3279,6 +3284,7 @@ static int center(ik_chain *c, int m, int first, const ik_rows *rows)
 static int ways_to_turn(const ik_chain *c, int first, int m)
 {
     int j, ways = 0;
+    if (!c->limited) return (m - first) * (c->dim == 2 ? 1 : 3);
     for (j = first; j < m; j++) ways += c->dim == 2 || (c->limit[j].flags & IK_LIMIT_HINGE) ? 1 : 3;
     return ways;
 }
@@ -3289,8 +3295,7 @@ static int predict(ik_chain *c, int first, int m, int apply, const ik_rows *rows
 {
     int j, from = m, spare;
     ik_real k;
-    /* (a chain without limits turns every bone 1 way in 2D, 3 in 3D) */
-    spare = (c->limited ? ways_to_turn(c, first, m) : (m - first) * (c->dim == 2 ? 1 : 3)) > rows->k;
+    spare = ways_to_turn(c, first, m) > rows->k;
     if (spare && !c->limited) return 0;
     k = spare ? PREDICT_SPARE : 1;
     apply = apply && c->track_have && c->track_seen == ik_chain_pose_version(c);
@@ -3300,7 +3305,7 @@ static int predict(ik_chain *c, int first, int m, int apply, const ik_rows *rows
         if (c->dim == 2) {
             ik_vec2 now = c->turn[j], d = ik_v2_unrotate(now, c->track_turn[j]);
             c->track_turn[j] = now;
-            if (!go || !(d.x >= PREDICT_COS) || (d.x == 1 && d.y == 0)) continue;
+            if (!go || !(d.x >= PREDICT_COS) || d.y == 0) continue; /* (d.y 0: unturned) */
             if (c->limit[j].flags) {
                 ik_real a = ik_wrap_angle(ik_turn_angle(c, j) + k * atan2(d.y, d.x));
                 ik_chain_set_turn_angle(c, j, ik_limit_angle(&c->limit[j], a));

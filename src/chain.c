@@ -746,6 +746,13 @@ static void pose_changes(ik_chain *c, int bone)
     ik_chain_changed(c);
 }
 
+/* A move of the base: the same, but the local pose stays as it was (a base move). */
+static void base_changes(ik_chain *c)
+{
+    pose_changes(c, 0);
+    c->base_moves++;
+}
+
 ik_status ik_chain_length(const ik_chain *c, int bone, ik_real *out)
 {
     IK_CHECK_BONE(c, bone);
@@ -801,8 +808,7 @@ ik_status ik_chain2d_set_base(ik_chain *c, ik_real x, ik_real y, ik_real angle)
     if (st != IK_OK) return st;
     if (!isfinite(angle)) return IK_ERR_NOT_FINITE;
     if (c->parent) return IK_ERR_ATTACHED;
-    pose_changes(c, 0);
-    c->base_moves++; /* the local pose is as it was */
+    base_changes(c);
     c->base = ik_v3(x + 0.0, y + 0.0, 0);
     c->base_angle = ik_wrap_angle(angle);
     c->base_turn = ik_v2_turn(c->base_angle);
@@ -875,8 +881,7 @@ ik_status ik_chain3d_set_base(ik_chain *c, const ik_real position[3], const ik_r
         if (st != IK_OK) return st;
     }
     if (c->parent) return IK_ERR_ATTACHED;
-    pose_changes(c, 0);
-    c->base_moves++; /* the local pose is as it was */
+    base_changes(c);
     c->base = ik_v3(position[0] + 0.0, position[1] + 0.0, position[2] + 0.0);
     c->base_rot = q;
     return IK_OK;

@@ -674,6 +674,7 @@ static int center(ik_chain *c, int m, int first, const ik_rows *rows)
 static int ways_to_turn(const ik_chain *c, int first, int m)
 {
     int j, ways = 0;
+    if (!c->limited) return (m - first) * (c->dim == 2 ? 1 : 3);
     for (j = first; j < m; j++) ways += c->dim == 2 || (c->limit[j].flags & IK_LIMIT_HINGE) ? 1 : 3;
     return ways;
 }
@@ -684,8 +685,7 @@ static int predict(ik_chain *c, int first, int m, int apply, const ik_rows *rows
 {
     int j, from = m, spare;
     ik_real k;
-    /* (a chain without limits turns every bone 1 way in 2D, 3 in 3D) */
-    spare = (c->limited ? ways_to_turn(c, first, m) : (m - first) * (c->dim == 2 ? 1 : 3)) > rows->k;
+    spare = ways_to_turn(c, first, m) > rows->k;
     if (spare && !c->limited) return 0;
     k = spare ? PREDICT_SPARE : 1;
     apply = apply && c->track_have && c->track_seen == ik_chain_pose_version(c);
@@ -695,7 +695,7 @@ static int predict(ik_chain *c, int first, int m, int apply, const ik_rows *rows
         if (c->dim == 2) {
             ik_vec2 now = c->turn[j], d = ik_v2_unrotate(now, c->track_turn[j]);
             c->track_turn[j] = now;
-            if (!go || !(d.x >= PREDICT_COS) || (d.x == 1 && d.y == 0)) continue;
+            if (!go || !(d.x >= PREDICT_COS) || d.y == 0) continue; /* (d.y 0: unturned) */
             if (c->limit[j].flags) {
                 ik_real a = ik_wrap_angle(ik_turn_angle(c, j) + k * atan2(d.y, d.x));
                 ik_chain_set_turn_angle(c, j, ik_limit_angle(&c->limit[j], a));

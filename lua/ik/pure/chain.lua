@@ -901,6 +901,12 @@ local function pose_changes(c, bone)
     chain_changed(c)
 end
 
+-- A move of the base: the same, but the local pose stays as it was (a base move).
+local function base_changes(c)
+    pose_changes(c, 0)
+    c.base_moves = c.base_moves + 1
+end
+
 function M.chain_length(c, bone)
     if bone < 0 or bone >= c.n then return ERR_INDEX end
     return OK, c.length[bone]
@@ -944,8 +950,7 @@ function M.chain2d_set_base(c, x, y, angle)
     if st ~= OK then return st end
     if not isfinite(angle) then return ERR_NOT_FINITE end
     if c.parent then return ERR_ATTACHED end
-    pose_changes(c, 0)
-    c.base_moves = c.base_moves + 1 -- the local pose is as it was
+    base_changes(c)
     c.base_x, c.base_y, c.base_z = x + 0.0, y + 0.0, 0.0
     c.base_angle = wrap_angle(angle)
     c.base_turn_x, c.base_turn_y = v2_turn(c.base_angle)
@@ -1002,8 +1007,7 @@ function M.chain3d_set_base(c, x, y, z, rw, rx, ry, rz)
         if st ~= OK then return st end
     end
     if c.parent then return ERR_ATTACHED end
-    pose_changes(c, 0)
-    c.base_moves = c.base_moves + 1 -- the local pose is as it was
+    base_changes(c)
     c.base_x, c.base_y, c.base_z = x + 0.0, y + 0.0, z + 0.0
     c.base_rot_w, c.base_rot_x, c.base_rot_y, c.base_rot_z = qw, qx, qy, qz
     return OK

@@ -737,6 +737,7 @@ local PREDICT_SPARE = 0.9
 
 -- How many ways bones first..m-1 can turn (2D and hinges 1 each, other 3D joints 3).
 local function ways_to_turn(c, first, m_)
+    if c.limited == 0 then return (m_ - first) * (c.dim == 2 and 1 or 3) end
     local ways = 0
     for j = first, m_ - 1 do
         ways = ways + ((c.dim == 2 or has(c.limit[j].flags, HINGE)) and 1 or 3)
@@ -747,9 +748,7 @@ end
 -- Bones first..m-1 continue their motion (a goal not met: apply); every bone's start kept.
 -- rows: the steps' rows of the pose now. Returns whether a bone turned.
 local function predict(c, first, m_, apply, rows)
-    local ways
-    if c.limited ~= 0 then ways = ways_to_turn(c, first, m_) else ways = (m_ - first) * (c.dim == 2 and 1 or 3) end
-    local spare = ways > rows.k
+    local spare = ways_to_turn(c, first, m_) > rows.k
     if spare and c.limited == 0 then return false end
     local k = spare and PREDICT_SPARE or 1.0
     apply = apply and c.track_have and c.track_seen == chain.chain_pose_version(c)
@@ -763,7 +762,7 @@ local function predict(c, first, m_, apply, rows)
             local nx, ny = turn[2 * j], turn[2 * j + 1]
             local dx, dy = v2_unrotate(nx, ny, track[2 * j], track[2 * j + 1])
             track[2 * j], track[2 * j + 1] = nx, ny
-            if go and dx >= PREDICT_COS and not (dx == 1 and dy == 0) then
+            if go and dx >= PREDICT_COS and dy ~= 0 then -- (dy 0: unturned)
                 if limit.flags ~= 0 then
                     local a = wrap_angle(turn_angle(c, j) + k * atan2(dy, dx))
                     chain_set_turn_angle(c, j, limit_angle(limit, a))
