@@ -4998,6 +4998,8 @@ static LANES_TARGET void LANES_NAME(free2)(ik_steps *const *s, int used, int n, 
     ik_real *jx = scratch, *jy = jx + (n + 1) * w, *ux = jy + (n + 1) * w, *uy = ux + n * w;
     ik_real *len = uy + n * w, *ox = len + n * w, *oy = ox + (n + 1) * w, *dx = oy + (n + 1) * w;
     ik_real *dy = dx + n * w, *lane = dy + n * w; /* lane: STEP_LANE numbers a lane, below */
+    /* dx, dy: each bone's lever (made once, read by the three loops over the bones), then,
+       in the last loop, its new world direction */
     ik_real *unit = lane, *e0 = unit + w, *e1 = e0 + w, *a = e1 + w, *b = a + w, *d = b + w;
     ik_real *y0 = d + w, *y1 = y0 + w, *big = y1 + w, *scale = big + w, *px = scale + w, *py = px + w;
     const V half = V_SET1(0.5), one = V_SET1(1), zero = V_SET1(0), two = V_SET1(2), three = V_SET1(3);
@@ -5021,7 +5023,8 @@ static LANES_TARGET void LANES_NAME(free2)(ik_steps *const *s, int used, int n, 
     for (l = 0; l < cap; l++) {
         const ik_steps *t = s[l < used ? l : 0];
         const ik_chain *c = t->c;
-        for (j = 0; j < n; j++) len[j * w + l] = c->length[j] * c->scale;
+        const ik_real *length = c->length, scale_c = c->scale; /* read once (len may alias them) */
+        for (j = 0; j < n; j++) len[j * w + l] = length[j] * scale_c;
         unit[l] = t->rows.unit, e0[l] = t->rows.e[0], e1[l] = t->rows.e[1];
         a[l] = d[l] = t->lambda2, b[l] = 0, big[l] = 0;
         px[l] = c->base_turn.x, py[l] = c->base_turn.y, ox[l] = c->base.x, oy[l] = c->base.y;
@@ -5031,6 +5034,7 @@ static LANES_TARGET void LANES_NAME(free2)(ik_steps *const *s, int used, int n, 
             V u = V_LOAD(unit + k);
             V rx = V_MUL(V_SUB(V_LOAD(jx + n * w + k), V_LOAD(jx + j * w + k)), u);
             V ry = V_MUL(V_SUB(V_LOAD(jy + n * w + k), V_LOAD(jy + j * w + k)), u);
+            V_STORE(dx + j * w + k, rx), V_STORE(dy + j * w + k, ry); /* kept for the loops below */
             V_STORE(a + k, V_ADD(V_LOAD(a + k), V_MUL(ry, ry)));
             V_STORE(b + k, V_SUB(V_LOAD(b + k), V_MUL(ry, rx)));
             V_STORE(d + k, V_ADD(V_LOAD(d + k), V_MUL(rx, rx)));
@@ -5052,9 +5056,7 @@ static LANES_TARGET void LANES_NAME(free2)(ik_steps *const *s, int used, int n, 
     }
     for (j = 0; j < n; j++) {
         for (k = 0; k < cap; k += LANES_W) {
-            V u = V_LOAD(unit + k);
-            V rx = V_MUL(V_SUB(V_LOAD(jx + n * w + k), V_LOAD(jx + j * w + k)), u);
-            V ry = V_MUL(V_SUB(V_LOAD(jy + n * w + k), V_LOAD(jy + j * w + k)), u);
+            V rx = V_LOAD(dx + j * w + k), ry = V_LOAD(dy + j * w + k);
             V t = V_SUB(V_MUL(rx, V_LOAD(y1 + k)), V_MUL(ry, V_LOAD(y0 + k)));
             V_STORE(big + k, V_MAX(V_LOAD(big + k), V_MAX(t, V_SUB(zero, t)))); /* |t| */
         }
@@ -5067,9 +5069,7 @@ static LANES_TARGET void LANES_NAME(free2)(ik_steps *const *s, int used, int n, 
        ox, oy: the next bone's lever still reads the old joint). */
     for (j = 0; j < n; j++) {
         for (k = 0; k < cap; k += LANES_W) {
-            V u = V_LOAD(unit + k);
-            V rx = V_MUL(V_SUB(V_LOAD(jx + n * w + k), V_LOAD(jx + j * w + k)), u);
-            V ry = V_MUL(V_SUB(V_LOAD(jy + n * w + k), V_LOAD(jy + j * w + k)), u);
+            V rx = V_LOAD(dx + j * w + k), ry = V_LOAD(dy + j * w + k); /* then its world turn */
             V h = V_MUL(V_MUL(V_SUB(V_MUL(rx, V_LOAD(y1 + k)), V_MUL(ry, V_LOAD(y0 + k))), V_LOAD(scale + k)), half);
             V hh = V_MUL(h, h), kk = V_DIV(one, V_ADD(one, hh));
             V cx = V_MUL(V_SUB(one, hh), kk), cy = V_MUL(V_MUL(two, h), kk);
@@ -5394,6 +5394,8 @@ static LANES_TARGET void LANES_NAME(free2)(ik_steps *const *s, int used, int n, 
     ik_real *jx = scratch, *jy = jx + (n + 1) * w, *ux = jy + (n + 1) * w, *uy = ux + n * w;
     ik_real *len = uy + n * w, *ox = len + n * w, *oy = ox + (n + 1) * w, *dx = oy + (n + 1) * w;
     ik_real *dy = dx + n * w, *lane = dy + n * w; /* lane: STEP_LANE numbers a lane, below */
+    /* dx, dy: each bone's lever (made once, read by the three loops over the bones), then,
+       in the last loop, its new world direction */
     ik_real *unit = lane, *e0 = unit + w, *e1 = e0 + w, *a = e1 + w, *b = a + w, *d = b + w;
     ik_real *y0 = d + w, *y1 = y0 + w, *big = y1 + w, *scale = big + w, *px = scale + w, *py = px + w;
     const V half = V_SET1(0.5), one = V_SET1(1), zero = V_SET1(0), two = V_SET1(2), three = V_SET1(3);
@@ -5417,7 +5419,8 @@ static LANES_TARGET void LANES_NAME(free2)(ik_steps *const *s, int used, int n, 
     for (l = 0; l < cap; l++) {
         const ik_steps *t = s[l < used ? l : 0];
         const ik_chain *c = t->c;
-        for (j = 0; j < n; j++) len[j * w + l] = c->length[j] * c->scale;
+        const ik_real *length = c->length, scale_c = c->scale; /* read once (len may alias them) */
+        for (j = 0; j < n; j++) len[j * w + l] = length[j] * scale_c;
         unit[l] = t->rows.unit, e0[l] = t->rows.e[0], e1[l] = t->rows.e[1];
         a[l] = d[l] = t->lambda2, b[l] = 0, big[l] = 0;
         px[l] = c->base_turn.x, py[l] = c->base_turn.y, ox[l] = c->base.x, oy[l] = c->base.y;
@@ -5427,6 +5430,7 @@ static LANES_TARGET void LANES_NAME(free2)(ik_steps *const *s, int used, int n, 
             V u = V_LOAD(unit + k);
             V rx = V_MUL(V_SUB(V_LOAD(jx + n * w + k), V_LOAD(jx + j * w + k)), u);
             V ry = V_MUL(V_SUB(V_LOAD(jy + n * w + k), V_LOAD(jy + j * w + k)), u);
+            V_STORE(dx + j * w + k, rx), V_STORE(dy + j * w + k, ry); /* kept for the loops below */
             V_STORE(a + k, V_ADD(V_LOAD(a + k), V_MUL(ry, ry)));
             V_STORE(b + k, V_SUB(V_LOAD(b + k), V_MUL(ry, rx)));
             V_STORE(d + k, V_ADD(V_LOAD(d + k), V_MUL(rx, rx)));
@@ -5448,9 +5452,7 @@ static LANES_TARGET void LANES_NAME(free2)(ik_steps *const *s, int used, int n, 
     }
     for (j = 0; j < n; j++) {
         for (k = 0; k < cap; k += LANES_W) {
-            V u = V_LOAD(unit + k);
-            V rx = V_MUL(V_SUB(V_LOAD(jx + n * w + k), V_LOAD(jx + j * w + k)), u);
-            V ry = V_MUL(V_SUB(V_LOAD(jy + n * w + k), V_LOAD(jy + j * w + k)), u);
+            V rx = V_LOAD(dx + j * w + k), ry = V_LOAD(dy + j * w + k);
             V t = V_SUB(V_MUL(rx, V_LOAD(y1 + k)), V_MUL(ry, V_LOAD(y0 + k)));
             V_STORE(big + k, V_MAX(V_LOAD(big + k), V_MAX(t, V_SUB(zero, t)))); /* |t| */
         }
@@ -5463,9 +5465,7 @@ static LANES_TARGET void LANES_NAME(free2)(ik_steps *const *s, int used, int n, 
        ox, oy: the next bone's lever still reads the old joint). */
     for (j = 0; j < n; j++) {
         for (k = 0; k < cap; k += LANES_W) {
-            V u = V_LOAD(unit + k);
-            V rx = V_MUL(V_SUB(V_LOAD(jx + n * w + k), V_LOAD(jx + j * w + k)), u);
-            V ry = V_MUL(V_SUB(V_LOAD(jy + n * w + k), V_LOAD(jy + j * w + k)), u);
+            V rx = V_LOAD(dx + j * w + k), ry = V_LOAD(dy + j * w + k); /* then its world turn */
             V h = V_MUL(V_MUL(V_SUB(V_MUL(rx, V_LOAD(y1 + k)), V_MUL(ry, V_LOAD(y0 + k))), V_LOAD(scale + k)), half);
             V hh = V_MUL(h, h), kk = V_DIV(one, V_ADD(one, hh));
             V cx = V_MUL(V_SUB(one, hh), kk), cy = V_MUL(V_MUL(two, h), kk);
@@ -5786,6 +5786,8 @@ static LANES_TARGET void LANES_NAME(free2)(ik_steps *const *s, int used, int n, 
     ik_real *jx = scratch, *jy = jx + (n + 1) * w, *ux = jy + (n + 1) * w, *uy = ux + n * w;
     ik_real *len = uy + n * w, *ox = len + n * w, *oy = ox + (n + 1) * w, *dx = oy + (n + 1) * w;
     ik_real *dy = dx + n * w, *lane = dy + n * w; /* lane: STEP_LANE numbers a lane, below */
+    /* dx, dy: each bone's lever (made once, read by the three loops over the bones), then,
+       in the last loop, its new world direction */
     ik_real *unit = lane, *e0 = unit + w, *e1 = e0 + w, *a = e1 + w, *b = a + w, *d = b + w;
     ik_real *y0 = d + w, *y1 = y0 + w, *big = y1 + w, *scale = big + w, *px = scale + w, *py = px + w;
     const V half = V_SET1(0.5), one = V_SET1(1), zero = V_SET1(0), two = V_SET1(2), three = V_SET1(3);
@@ -5809,7 +5811,8 @@ static LANES_TARGET void LANES_NAME(free2)(ik_steps *const *s, int used, int n, 
     for (l = 0; l < cap; l++) {
         const ik_steps *t = s[l < used ? l : 0];
         const ik_chain *c = t->c;
-        for (j = 0; j < n; j++) len[j * w + l] = c->length[j] * c->scale;
+        const ik_real *length = c->length, scale_c = c->scale; /* read once (len may alias them) */
+        for (j = 0; j < n; j++) len[j * w + l] = length[j] * scale_c;
         unit[l] = t->rows.unit, e0[l] = t->rows.e[0], e1[l] = t->rows.e[1];
         a[l] = d[l] = t->lambda2, b[l] = 0, big[l] = 0;
         px[l] = c->base_turn.x, py[l] = c->base_turn.y, ox[l] = c->base.x, oy[l] = c->base.y;
@@ -5819,6 +5822,7 @@ static LANES_TARGET void LANES_NAME(free2)(ik_steps *const *s, int used, int n, 
             V u = V_LOAD(unit + k);
             V rx = V_MUL(V_SUB(V_LOAD(jx + n * w + k), V_LOAD(jx + j * w + k)), u);
             V ry = V_MUL(V_SUB(V_LOAD(jy + n * w + k), V_LOAD(jy + j * w + k)), u);
+            V_STORE(dx + j * w + k, rx), V_STORE(dy + j * w + k, ry); /* kept for the loops below */
             V_STORE(a + k, V_ADD(V_LOAD(a + k), V_MUL(ry, ry)));
             V_STORE(b + k, V_SUB(V_LOAD(b + k), V_MUL(ry, rx)));
             V_STORE(d + k, V_ADD(V_LOAD(d + k), V_MUL(rx, rx)));
@@ -5840,9 +5844,7 @@ static LANES_TARGET void LANES_NAME(free2)(ik_steps *const *s, int used, int n, 
     }
     for (j = 0; j < n; j++) {
         for (k = 0; k < cap; k += LANES_W) {
-            V u = V_LOAD(unit + k);
-            V rx = V_MUL(V_SUB(V_LOAD(jx + n * w + k), V_LOAD(jx + j * w + k)), u);
-            V ry = V_MUL(V_SUB(V_LOAD(jy + n * w + k), V_LOAD(jy + j * w + k)), u);
+            V rx = V_LOAD(dx + j * w + k), ry = V_LOAD(dy + j * w + k);
             V t = V_SUB(V_MUL(rx, V_LOAD(y1 + k)), V_MUL(ry, V_LOAD(y0 + k)));
             V_STORE(big + k, V_MAX(V_LOAD(big + k), V_MAX(t, V_SUB(zero, t)))); /* |t| */
         }
@@ -5855,9 +5857,7 @@ static LANES_TARGET void LANES_NAME(free2)(ik_steps *const *s, int used, int n, 
        ox, oy: the next bone's lever still reads the old joint). */
     for (j = 0; j < n; j++) {
         for (k = 0; k < cap; k += LANES_W) {
-            V u = V_LOAD(unit + k);
-            V rx = V_MUL(V_SUB(V_LOAD(jx + n * w + k), V_LOAD(jx + j * w + k)), u);
-            V ry = V_MUL(V_SUB(V_LOAD(jy + n * w + k), V_LOAD(jy + j * w + k)), u);
+            V rx = V_LOAD(dx + j * w + k), ry = V_LOAD(dy + j * w + k); /* then its world turn */
             V h = V_MUL(V_MUL(V_SUB(V_MUL(rx, V_LOAD(y1 + k)), V_MUL(ry, V_LOAD(y0 + k))), V_LOAD(scale + k)), half);
             V hh = V_MUL(h, h), kk = V_DIV(one, V_ADD(one, hh));
             V cx = V_MUL(V_SUB(one, hh), kk), cy = V_MUL(V_MUL(two, h), kk);
