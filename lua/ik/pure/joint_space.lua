@@ -232,15 +232,6 @@ local function new_rows()
         gap_axis_x = 0.0, gap_axis_y = 0.0, gap_axis_z = 0.0, hinge_tip = false, distance = 0.0 }
 end
 
--- The C's struct assignment.
-local function copy_rows(to, from)
-    local te, fe = to.e, from.e
-    to.k, to.oriented, to.unit, to.scale = from.k, from.oriented, from.unit, from.scale
-    te[0], te[1], te[2], te[3], te[4], te[5] = fe[0], fe[1], fe[2], fe[3], fe[4], fe[5] -- (speed)
-    to.gap_axis_x, to.gap_axis_y, to.gap_axis_z = from.gap_axis_x, from.gap_axis_y, from.gap_axis_z
-    to.hinge_tip, to.distance = from.hinge_tip, from.distance
-end
-
 -- The turn bone m - 1 still needs so that the tip bone can take its orientation goal
 -- within its limit (2D an angle, 3D a world rotation vector).
 local function orientation_gap(c, m_)
@@ -460,21 +451,46 @@ local function free_step2(c, m_, first, rows, lambda2)
     end
     if not (largest > 1e-15) then return false end
     local scale = largest > FINISH_MAX_TURN and FINISH_MAX_TURN / largest or 1.0
-    -- Each turn by the rotation (1 - h^2, 2h) / (1 + h^2), h = t / 2 (see the C).
-    local turn, angle = c.turn, c.angle
+    -- Each turn by the rotation (1 - h^2, 2h) / (1 + h^2), h = t / 2 (see the C), and with it
+    -- the bone's world data and the joint after it: chain_fk's arithmetic in its order, as
+    -- free2 in src/batch_lanes.h does for the C's batch (speed: one loop, no call). The
+    -- chain is current (finish settled it and made its joints); the bones after m - 1 by
+    -- chain_fk.
+    if c.stale_from < c.n then chain_fk(c) end -- (never from finish)
+    local turn, angle, joint, dir, length, cscale = c.turn, c.angle, p, c.dir, c.length, c.scale
+    local work = c.work -- the pose before the step, as keep_pose keeps it (finish leaves it here)
+    local px, py
+    if first == 0 then
+        px, py = c.base_turn_x, c.base_turn_y
+        joint[0], joint[1] = c.base_x, c.base_y
+    else
+        px, py = dir[2 * first - 2], dir[2 * first - 1]
+    end
+    local jx, jy = joint[2 * first], joint[2 * first + 1]
     for j = first, m_ - 1 do
         local k = 2 * j
         local h = levers[k] * scale / 2
         local f = 1 / (1 + h * h)
         -- v2_renorm(v2_rotate(turn, r)) inlined (speed: no calls in the loop)
         local ax, ay, qx, qy = turn[k], turn[k + 1], (1 - h * h) * f, 2 * h * f
+        work[k], work[k + 1] = ax, ay
         local x, y = qx * ax - qy * ay, qy * ax + qx * ay
         local s = (3 - (x * x + y * y)) / 2
-        turn[k], turn[k + 1] = x * s, y * s
+        ax, ay = x * s, y * s
+        turn[k], turn[k + 1] = ax, ay
         angle[j] = ANGLE_UNKNOWN
+        local step = length[j] * cscale
+        x, y = px * ax - py * ay, py * ax + px * ay -- v2_rotate(turn, parent)
+        s = (3 - (x * x + y * y)) / 2 -- v2_renorm
+        px, py = x * s, y * s
+        dir[k], dir[k + 1] = px, py
+        jx, jy = jx + px * step, jy + py * step
+        joint[k + 2], joint[k + 3] = jx, jy
     end
-    chain_mark_stale(c, first)
-    chain_fk(c)
+    if m_ < c.n then
+        c.stale_from = m_
+        chain_fk(c)
+    end
     return true
 end
 
@@ -639,15 +655,21 @@ M.limits_oriented = limits_oriented
 
 -- The steps are taken where the unit and every joint and the target, from the base in
 -- reaches, are finite and within FINISH_RANGE. The C measures only the target at scale 1
--- with no joint pinned, where the joints cannot be out of range; here they are measured
--- still (the same answer): under LuaJIT the joints' loop is where the compiler roots the
--- trace that covers a tracked solve, and without it a 10-bone chain tracked in about twice
--- the time (docs/performance.md, the module against plain Lua).
+-- with no joint pinned (first 0), where the joints cannot be out of range; so does PUC Lua
+-- here. Under LuaJIT they are measured still (the same answer): the joints' loop is where
+-- the compiler roots the trace that covers a tracked solve, and without it a 10-bone chain
+-- tracked in about twice the time (docs/performance.md, the module against plain Lua).
 local FINISH_RANGE = 1e100
+local ROOTS_TRACE = rawget(_G, "jit") ~= nil
 
-local function finish_in_range(c, tx, ty, tz, m_, unit)
+local function finish_in_range(c, tx, ty, tz, m_, first, unit)
     local bx, by, bz = joint_v3(c, 0)
     if not (unit > 0 and unit < INFINITY) then return false end
+    if not ROOTS_TRACE and first == 0 and c.scale == 1 then -- the target alone (2D: z 0)
+        local vx, vy, vz = (tx - bx) * unit, (ty - by) * unit, (tz - bz) * unit
+        return vx <= FINISH_RANGE and vx >= -FINISH_RANGE and vy <= FINISH_RANGE and vy >= -FINISH_RANGE
+            and vz <= FINISH_RANGE and vz >= -FINISH_RANGE
+    end
     if c.dim == 2 then
         -- The loop below without calls, abs(v) <= R as -R <= v <= R (speed: PUC Lua calls
         -- even math.abs), the target after it (no branch in the loop for LuaJIT's trace);
@@ -811,13 +833,17 @@ local function finish(c, tx, ty, tz, m_, iterations, first, centre)
     -- The orientation rows weigh a radian as an eighth of the reach (see the C).
     rows.unit = 1 / reach
     rows.scale = 1.0 / 8
+    -- The C copies the rows whole before it measures a step (now = rows) and back when the
+    -- step is kept; finish_error sets every field but these three, which hold throughout,
+    -- so here they are set on both once and a kept step swaps the two (speed: no copies).
+    now.oriented, now.unit, now.scale = rows.oriented, rows.unit, rows.scale
     -- The steps turn the local pose: the joints are made from it.
     if c.pose_behind then
         chain_settle(c)
         chain_mark_stale(c, first)
     end
     chain_fk(c)
-    if not finish_in_range(c, tx, ty, tz, m_, rows.unit) then return 0, false, NAN end
+    if not finish_in_range(c, tx, ty, tz, m_, first, rows.unit) then return 0, false, NAN end
     local lambda2 = FINISH_DAMPING
     -- The error of the pose as it stands: measured again only when the pose changed.
     local done, size = finish_error(c, tx, ty, tz, m_, rows)
@@ -827,22 +853,24 @@ local function finish(c, tx, ty, tz, m_, iterations, first, centre)
     if centre and c.limited ~= 0 and not done and center(c, m_, first, rows) then
         done, size = finish_error(c, tx, ty, tz, m_, rows)
     end
+    -- The pose before each step kept, for a step that does not gain (free_step2 keeps it in
+    -- its own loop: speed).
+    local keeps = c.dim ~= 2 or c.limited ~= 0 or rows.oriented
     while iter < iterations and not done do
-        keep_pose(c, first, m_)
+        if keeps then keep_pose(c, first, m_) end
         iter = iter + 1
         if not finish_step(c, m_, first, rows, lambda2) then
             if unbends >= FINISH_UNBENDS or not unbend(c, m_, first) then break end
             unbends = unbends + 1
             done, size = finish_error(c, tx, ty, tz, m_, rows)
         else
-            copy_rows(now, rows)
             local met_now, after = finish_error(c, tx, ty, tz, m_, now)
             if after < size then
                 -- a gain of less than a percent twice running: a minimum the limits made
                 stuck = after > 0.99 * size and stuck + 1 or 0
                 lambda2 = lambda2 * 0.25
                 if lambda2 < 1e-12 then lambda2 = 1e-12 end
-                copy_rows(rows, now)
+                rows, now = now, rows
                 size, done = after, met_now
             else
                 restore_pose(c, first, m_) -- (3D: to rounding, so measured again)
