@@ -25,6 +25,13 @@ if backend ~= nil and backend ~= "" and backend ~= "c" and backend ~= "lua" then
 end
 local pure = backend == "lua"
 local ik = pure and require("ik.pure") or require("ik")
+-- The module's figures are the C module's: where it did not load (another VM's build on
+-- the path), require("ik") gave ik.pure, whose figures would go under the module's name.
+if not pure and ik.backend ~= "c" then
+  error("bench/lua_bench.lua times the C module, which did not load: set IK_CPATH to this "
+    .. "VM's build (IK_CPATH='build/luajit/?.so' under LuaJIT), or IK_BACKEND=lua to time "
+    .. "ik.pure.\n" .. tostring(ik.fallback_reason), 0)
+end
 local plain = require("plain")
 
 -- --calls N: only N calls of chain:solve(x, y) with nothing to do (the target on the tip),
