@@ -9,7 +9,8 @@
 -- path at 10 iterations a frame (frames with every goal met; the largest change of a
 -- joint's local rotation between two frames, next to the largest the animation itself
 -- makes; rigs: over 20 animations, with how many stay within 3 times the animation's
--- own and the share of frames where a joint turned more than 0.2 rad). A Park-Miller
+-- own, the share of frames where a joint turned more than 0.2 rad, and the share where one
+-- turned more than 3 times the most its animation turns one in a frame). A Park-Miller
 -- generator makes the trials the same in every VM.
 package.path = "lua/?.lua;lua/?/init.lua;bench/?.lua;" .. package.path
 package.cpath = (os.getenv("IK_CPATH") or "build/lua5.4/?.so") .. ";" .. package.cpath
@@ -282,7 +283,8 @@ local function print_chain_row(name, r)
   local t = r.tracking
   print(string.format("%-34s %-22s %-22s %-22s %.3f (%.3f)%s", name, cell(r.straight), cell(r.random),
     cell(t), t.worst, t.wanted,
-    t.within and string.format("  %2d/%d %5.2f%%", t.within, ANIMATIONS, t.jumps) or ""))
+    t.within and string.format("  %2d/%d %5.2f%% %5.2f%%", t.within, ANIMATIONS, t.jumps, t.over)
+      or ""))
 end
 
 print(string.format("%s: %d trials a row, tolerance 1e-3, bodies 10 units across", ik._VERSION, trials))
@@ -495,7 +497,7 @@ local function rig_row(spec, dim, solver, limited, max_turn)
   rig:configure({solver = solver, iterations = tonumber(os.getenv("IK_TRACK_IT")) or 10, tolerance = 1e-3})
   local probe = make_rig(spec, dim, false)
   local met, worst, worst_wanted, seconds, iterations, total = 0, 0, 0, 0, 0, 0
-  local within, jumps = 0, 0
+  local within, jumps, over = 0, 0, 0
   seed = tonumber(os.getenv("IK_ANIM_SEED")) or 555 -- the animations one after the other from one run of the generator (seeds in an
   -- arithmetic progression would give draws in one: the same phase in every animation)
   for animation = 1, ANIMATIONS do
@@ -521,17 +523,27 @@ local function rig_row(spec, dim, solver, limited, max_turn)
       end
       return poses
     end
+    -- The animation's own largest turn between two frames, known before it is tracked (a
+    -- frame's change is held against 3 times it: the issue's "about three times what the
+    -- motion itself needs")
+    local largest_wanted = 0
+    do
+      local last = wanted_poses(0)
+      for f = 1, ANIMATION_FRAMES do
+        local poses = wanted_poses(f)
+        for k, c in ipairs(chains) do
+          largest_wanted = math.max(largest_wanted, largest_change(dim, #c, last[k], poses[k]))
+        end
+        last = poses
+      end
+    end
     local wanted = wanted_poses(0)
     for k, c in ipairs(chains) do set_pose(c, wanted[k]) end
     local before = {}
     for k, c in ipairs(chains) do before[k] = read_pose(c, {}) end
-    local largest, largest_wanted = 0, 0
+    local largest = 0
     for f = 1, ANIMATION_FRAMES do
-      local poses = wanted_poses(f)
-      for k, c in ipairs(chains) do
-        largest_wanted = math.max(largest_wanted, largest_change(dim, #c, wanted[k], poses[k]))
-      end
-      wanted = poses
+      wanted_poses(f) -- the probe posed: its tips are the goals
       set_goals(chains, dim, rig_goals(probe, dim, {}))
       local t0 = clock()
       local ok, _, its = rig:solve()
@@ -547,6 +559,7 @@ local function rig_row(spec, dim, solver, limited, max_turn)
         before[k] = after
       end
       if frame_largest > 0.2 then jumps = jumps + 1 end
+      if frame_largest > 3 * largest_wanted then over = over + 1 end
       largest = math.max(largest, frame_largest)
     end
     total = total + ANIMATION_FRAMES
@@ -554,13 +567,15 @@ local function rig_row(spec, dim, solver, limited, max_turn)
     worst, worst_wanted = math.max(worst, largest), math.max(worst_wanted, largest_wanted)
   end
   out.tracking = {rate = 100 * met / total, its = iterations / total, ns = ns(seconds, total),
-    worst = worst, wanted = worst_wanted, within = within, jumps = 100 * jumps / total}
+    worst = worst, wanted = worst_wanted, within = within, jumps = 100 * jumps / total,
+    over = 100 * over / total}
   return out
 end
 
 print_header("Rigs: goals at every limb's tip from random poses of the whole body within its limits, 100 it")
 print(string.format("(tracking: %d animations of %d frames; after the largest change, the animations whose largest", ANIMATIONS, ANIMATION_FRAMES))
-print("change is within 3 times the animation's own, and the frames where a joint turned more than 0.2 rad)")
+print("change is within 3 times the animation's own, the frames where a joint turned more than 0.2 rad,")
+print("and those where one turned more than 3 times the most its animation turns one in a frame)")
 for _, spec in ipairs({humanoid, quadruped}) do
   for _, dim in ipairs({2, 3}) do
     for _, limited in ipairs({true, false}) do
