@@ -31,22 +31,27 @@ local M = {}
 -- turned (the bones before it are final), with the arithmetic of the chain_fk the C calls
 -- after its sweep (a second loop over the bones costs under PUC Lua what a third of the
 -- sweep does); the map still reads the joints where the sweep began.
+local behind_joint, behind_dir = {}, {} -- (grow to the longest chain swept so; never read)
 local function sweep2d(c, gx, gy, m_, g, first)
     local rx, ry, bx, by = 1.0, 0.0, 0.0, 0.0 -- R as (cos, sin), and b
     local p, turn, angles, limits_of = c.joint, c.turn, c.angle, c.limit
     local dir, length, scale = c.dir, c.length, c.scale
     local any_limits = c.limited ~= 0 -- (speed: no bone's limits looked up without)
     local k = 2 * first
-    local wx, wy -- bone j - 1's world direction, for the forward kinematics
-    if first == 0 then wx, wy = c.base_turn_x, c.base_turn_y
-    else wx, wy = dir[k - 2], dir[k - 1] end
-    local fx, fy = p[k], p[k + 1] -- joint j as the forward kinematics makes it
+    -- bone j - 1's world direction and joint j, as the forward kinematics makes them (from
+    -- the base at bone 0, as chain_fk does); a chain whose joints are the truth (never swept:
+    -- chain_fk would leave it) gets them in scratch
+    local wx, wy, fx, fy
+    if first == 0 then wx, wy, fx, fy = c.base_turn_x, c.base_turn_y, c.base_x, c.base_y
+    else wx, wy, fx, fy = dir[k - 2], dir[k - 1], p[k], p[k + 1] end
+    local fk_joint, fk_dir = p, dir
+    if c.pose_behind then fk_joint, fk_dir = behind_joint, behind_dir end
     local tx, ty = p[2 * m_], p[2 * m_ + 1]
     -- The bounds in registers (speed: PUC Lua loads a float constant before each comparison).
     local tiny, huge = 1e-300, 1e300
     for j = first, m_ - 1 do
         local qx, qy = p[k], p[k + 1] -- joint j where the sweep began
-        p[k], p[k + 1] = fx, fy
+        fk_joint[k], fk_joint[k + 1] = fx, fy
         local px, py = rx * qx - ry * qy + bx, ry * qx + rx * qy + by -- R pj + b
         local ax, ay = tx - px, ty - py -- to the tip
         local ux, uy = gx - px, gy - py -- to the target
@@ -93,12 +98,12 @@ local function sweep2d(c, gx, gy, m_, g, first)
         local x, y = wx * ox - wy * oy, wy * ox + wx * oy
         local r = (3 - (x * x + y * y)) / 2
         wx, wy = x * r, y * r
-        dir[k], dir[k + 1] = wx, wy
+        fk_dir[k], fk_dir[k + 1] = wx, wy
         local step = length[j] * scale
         fx, fy = fx + wx * step, fy + wy * step
         k = k + 2
     end
-    p[k], p[k + 1] = fx, fy
+    fk_joint[k], fk_joint[k + 1] = fx, fy
 end
 
 local function sweep3d(c, gx, gy, gz, m_, g, first)
@@ -160,7 +165,8 @@ end
 function M.ccd_sweep(c, tx, ty, tz, m_, greed, first)
     if c.dim == 2 then
         sweep2d(c, tx, ty, m_, greed, first)
-        chain_mark_stale(c, m_) -- the bones after joint m, carried
+        -- the bones after joint m, carried (all from first where the joints are the truth)
+        chain_mark_stale(c, c.pose_behind and first or m_)
     else
         sweep3d(c, tx, ty, tz, m_, greed, first)
         chain_mark_stale(c, first)
