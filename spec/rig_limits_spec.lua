@@ -208,3 +208,54 @@ for _, solver in ipairs({ "fabrik", "relax" }) do
         end
     end)
 end
+
+-- A tracked frame's calm retry (calm_retry in src/rig.c): a frame of bench/limits.lua's 2D
+-- humanoid (its 13th animation) whose goals moved a little from where the pose met them.
+-- Before the retry the frame's answer met every goal by turning the neck 0.648 rad (onto its bound), where
+-- the steps alone meet them turning no joint more than 0.04.
+describe("a limited 2D humanoid tracking", function()
+    local function r(lo, hi) return { lo, hi } end
+    -- {lengths, parent, joint, offset, limits}: bench/limits.lua's humanoid in 2D
+    local body = {
+        { { 1.1, 1.1, 1.1 }, nil, nil, math.pi / 2, { r(-0.25, 0.25), r(-0.25, 0.25), r(-0.25, 0.25) } },
+        { { 0.5, 0.5 }, 1, 4, 0, { r(-0.5, 0.5), r(-0.5, 0.5) } },
+        { { 1.5, 1.4, 0.5 }, 1, 4, 2.2, { r(-1.4, 1.4), r(0, 2.5), r(-0.8, 0.8) } },
+        { { 1.5, 1.4, 0.5 }, 1, 4, -2.2, { r(-1.4, 1.4), r(-2.5, 0), r(-0.8, 0.8) } },
+        { { 2.2, 2.1, 0.6 }, 1, 1, math.pi - 0.2, { r(-1.2, 1.2), r(-2.5, 0), r(-0.6, 0.6) } },
+        { { 2.2, 2.1, 0.6 }, 1, 1, -math.pi + 0.2, { r(-1.2, 1.2), r(0, 2.5), r(-0.6, 0.6) } },
+    }
+    local pose = {
+        { -0.25, -0.096154949709634924, 0.24939885233884102 },
+        { 0.087865984796117014, 0.14846932061611759 },
+        { 1.3999999999999999, 2.5, 0.67977850546243301 },
+        { 1.3049368866824396, -2.2342080565432227, -0.54991986842314255 },
+        { -0.52852731676260822, -2.1801155638219307, -0.25349404797747532 },
+        { 0.4135062088472154, 2.1207000315843545, -0.10727395760717444 },
+    }
+    local goals = {
+        { 0.67739364516979772, 4.1948611185201674 }, { 1.4867762020337751, 3.5805542920758793 },
+        { 1.6263870414099961, 2.2420748011986995 }, { -1.9154377073870907, 1.0740506269290151 },
+        { 2.3418550439550909, 0.7402205575680787 },
+    }
+    for _, solver in ipairs({ "fabrik", "relax" }) do
+        it("(" .. solver .. ") meets a frame's goals without the jump the first answer made: no joint turns more than 0.2 rad", function()
+            local chains = {}
+            for k, b in ipairs(body) do
+                local c = ik.chain2d(b[1])
+                if k == 1 then c:set_base(0, 0, b[4]) else c:attach(chains[b[2]], b[3], b[4]) end
+                for i, l in ipairs(b[5]) do c:set_limit(i, l[1], l[2]) end
+                c:set_angles(pose[k])
+                chains[k] = c
+            end
+            for k = 2, #chains do chains[k]:set_target(goals[k - 1][1], goals[k - 1][2]) end
+            local rig = ik.rig(chains)
+            rig:configure({ solver = solver, iterations = 10, tolerance = 1e-3 })
+            local reached, distance, iterations = rig:solve()
+            assert.is_true(reached, "missed by " .. distance)
+            assert.is_true(iterations <= 10, iterations .. " iterations")
+            local most = 0
+            for k, c in ipairs(chains) do most = math.max(most, h.largest_turn(pose[k], c:angles(), 2)) end
+            assert.is_true(most <= 0.2, "a joint turned " .. most .. " rad")
+        end)
+    end
+end)

@@ -487,8 +487,9 @@ int rig_joint_space(ik_rig *rig, int iterations, ik_real reach, int bones, int m
 {
     ik_progress progress;
     ik_real distance, cost, best = INFINITY, unit = reach / bones, lambda2 = 0.01 * unit * unit, halved;
-    int steps = 0, kicks = 0, kicks_allowed = tracking ? 1 : DLS_KICKS, creeping = 0, since = 0;
-    rig->rest = tracking && rig->limited;
+    int calm = tracking == RIG_CALM;
+    int steps = 0, kicks = 0, kicks_allowed = calm ? 0 : tracking ? 1 : DLS_KICKS, creeping = 0, since = 0;
+    rig->rest = tracking && rig->limited && !calm;
     rig_fk(rig);
     cost = dls_cost(rig, &distance);
     halved = cost;
@@ -524,7 +525,7 @@ int rig_joint_space(ik_rig *rig, int iterations, ik_real reach, int bones, int m
            left, a rig with limits hands what remains to its limbs' sweeps (finish_limbs
            in rig.c), one without goes on stepping. Otherwise, with limits, DLS_SLOW steps
            that did not halve it are a stall worth a kick while kicks are left. */
-        if (!stalled && !(tracking && since >= 3 && (kicks < kicks_allowed || rig->limited)) &&
+        if (!stalled && !(tracking && !calm && since >= 3 && (kicks < kicks_allowed || rig->limited)) &&
             !(!tracking && rig->limited && since >= DLS_SLOW && kicks < kicks_allowed))
             continue;
         if ((!rig->limited && !tracking) || kicks == kicks_allowed) break;

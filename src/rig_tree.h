@@ -35,9 +35,10 @@ typedef struct rig_node {
     ik_vec3 *relaxed; /* relaxation's points, or FABRIK's joints before the pass, [n + 1] */
     ik_vec3 eff;      /* the tree sweeps: joint end as the turns of the sweep so far put it */
     int row;          /* the joint-space stage: its goal's first row, -1 without a goal */
-    ik_real *saved;   /* [8 (n + 1)]: poses to go back to (rig_keep_pose): the joint-space
-                         stage's before the step and its best before a kick; a limb's
-                         before its last sweeps (finish_limbs) */
+    ik_real *saved;   /* [16 (n + 1)]: poses to go back to (rig_keep_pose): the joint-space
+                         stage's before the step (0) and its best before a kick (1); a
+                         limb's before its last sweeps (finish_limbs, 0); a tracked frame's
+                         start (2) and its first answer (3), for calm_retry */
     signed char *mode; /* [n + 1]: how bone i takes part in a joint-space step: the ways
                           its limits block (ik_joint_axes), -1 left out */
     /* A tip hold (a closed loop): the chain's goal is a point on another chain. */
@@ -141,8 +142,8 @@ void rig_place_tip(rig_node *nd);
 ik_real rig_worst(const ik_rig *rig);
 /* Chain nd's tip bone posed to its orientation goal (and its max_turn and limits). */
 void rig_finish_chain(rig_node *nd);
-/* Keeps (back = 0) or puts back (1) the local pose of bones 0..bones-1 of node nd, in the
-   first place of nd->saved (which = 0) or the second (1). */
+/* Keeps (back = 0) or puts back (1) the local pose of bones 0..bones-1 of node nd, in
+   place `which` (0 to 3) of nd->saved. */
 void rig_keep_pose(rig_node *nd, int bones, int back, int which);
 /* Every chain's world data from its local pose, parents first. */
 void rig_fk(ik_rig *rig);
@@ -166,6 +167,9 @@ ik_real rig_relax_omega(ik_real omega, ik_real before, ik_real distance);
 /* rig_joint.c: the stages after the passes */
 int rig_dls_in_range(const ik_rig *rig, ik_real reach);
 int rig_dls_rows(ik_rig *rig, ik_real reach);
+/* How rig_joint_space runs: a solve's stage, tracking's, or a tracked frame's calm retry
+   (steps alone: no push off the bounds, no nudge; see calm_retry in rig.c). */
+enum { RIG_SOLVE = 0, RIG_TRACK = 1, RIG_CALM = 2 };
 int rig_joint_space(ik_rig *rig, int iterations, ik_real reach, int bones, int m, int tracking);
 int rig_tree_sweeps(ik_rig *rig, int iterations, ik_real reach);
 

@@ -19,7 +19,7 @@ local goal = require("ik.pure.goal")
 local escape = require("ik.pure.escape")
 local tree = require("ik.pure.rig_tree")
 
-local sqrt = math.sqrt
+local sqrt, abs = math.sqrt, math.abs
 local v2_rotate = m.v2_rotate
 local v3_add, v3_sub, v3_scale, v3_len, v3_normalize_or = m.v3_add, m.v3_sub, m.v3_scale, m.v3_len, m.v3_normalize_or
 local q_mul, q_rotate, q_from_to, q_x_axis = m.q_mul, m.q_rotate, m.q_from_to, m.q_x_axis
@@ -162,7 +162,7 @@ local function new_node(c)
         above = zeros(n + 1), pre = 0, size = 0, end_ = 0, top = 0, last = 0,
         goal_x = 0.0, goal_y = 0.0, goal_z = 0.0, weight = 0.0, subtree = 0.0,
         beyond = zeros_real(n + 1), relaxed = zeros_real(3 * (n + 1)),
-        eff_x = 0.0, eff_y = 0.0, eff_z = 0.0, row = 0, saved = zeros_real(8 * (n + 1)), mode = zeros(n + 1),
+        eff_x = 0.0, eff_y = 0.0, eff_z = 0.0, row = 0, saved = zeros_real(16 * (n + 1)), mode = zeros(n + 1),
         had_tip_parent = false, tip_joint = 0, holds = 0, hold = -1, moves = 0, reach = 0.0, inner = 0.0,
     }
 end
@@ -495,8 +495,8 @@ local function pose_all(rig)
     rig_read_loops(rig, false)
 end
 
--- Keeps (back false) or puts back (true) the local pose of bones 0..bones-1 of node nd, in the
--- first place of nd.saved (which = 0) or the second (1).
+-- Keeps (back false) or puts back (true) the local pose of bones 0..bones-1 of node nd, in
+-- place `which` (0 to 3) of nd.saved.
 local function rig_keep_pose(nd, bones, back, which)
     local c = nd.chain
     local v = nd.saved
@@ -653,6 +653,7 @@ end
 local fabrik = require("ik.pure.rig_fabrik")
 local relax = require("ik.pure.rig_relax")
 local joint = require("ik.pure.rig_joint")
+local RIG_SOLVE, RIG_TRACK, RIG_CALM = tree.RIG_SOLVE, tree.RIG_TRACK, tree.RIG_CALM
 
 local FABRIK = { start = nil, iteration = fabrik.rig_fabrik_iteration, omega = fabrik.rig_fabrik_omega }
 local RELAX = { start = relax.rig_relax_start, iteration = relax.rig_relax_iteration, omega = relax.rig_relax_omega }
@@ -681,6 +682,47 @@ local function passes(rig, iterations, progress, hand_over)
         if hand_over and distance > DLS_CREEP * before_ then break end
     end
     return iter
+end
+
+-- A tracked frame's calm retry (see rig.c): a frame whose answer turned a joint more than
+-- TRACK_JUMP from where it began is tried again from there by the steps alone.
+local TRACK_JUMP_COS = 0.98006657784124163      -- cos(TRACK_JUMP), TRACK_JUMP 0.2
+local TRACK_JUMP_COS_HALF = 0.99500416527802582 -- cos(TRACK_JUMP / 2): a quaternion's w
+
+-- Whether some bone turned more than TRACK_JUMP from the frame's start (place 2).
+local function jumped(rig)
+    for k = 0, rig.count - 1 do
+        local nd = rig.node[k]
+        local c, v = nd.chain, nd.saved
+        local at = 2 * 4 * (c.n + 1)
+        for i = 0, c.n - 1 do
+            if c.dim == 2 then
+                if not (v[at] * c.turn[2 * i] + v[at + 1] * c.turn[2 * i + 1] >= TRACK_JUMP_COS) then return true end
+            else
+                local r, q = c.rot, 4 * i
+                if not (abs(v[at] * r[q] + v[at + 1] * r[q + 1] + v[at + 2] * r[q + 2] + v[at + 3] * r[q + 3])
+                        >= TRACK_JUMP_COS_HALF) then
+                    return true
+                end
+            end
+            at = at + 4
+        end
+    end
+    return false
+end
+
+local function keep_all(rig, back, which)
+    for k = 0, rig.count - 1 do rig_keep_pose(rig.node[k], rig.node[k].chain.n, back, which) end
+    if back then rig_fk(rig) end
+end
+
+-- The retry, with `iterations` left; returns the steps it took.
+local function calm_retry(rig, iterations, reach, bones, m_)
+    keep_all(rig, false, 3)
+    keep_all(rig, true, 2)
+    local steps = joint.rig_joint_space(rig, iterations, reach, bones, m_, RIG_CALM)
+    if not (rig_worst(rig) <= rig.settings.tolerance) or jumped(rig) then keep_all(rig, true, 3) end
+    return steps
 end
 
 -- out: a table with the fields of ik_result, filled. Returns the status.
@@ -734,23 +776,25 @@ function M.rig_solve(rig, out)
     local near = m_ > 0 and distance > s.tolerance and distance < DLS_NEAR * reach / bones
     local hand_over = m_ > 0 and not near and distance > s.tolerance and within_reach(rig)
     if near then -- tracking: joint space from last frame's pose, which moves it smoothly
-        iter = joint.rig_joint_space(rig, budget, reach, bones, m_, true)
+        keep_all(rig, false, 2)
+        iter = joint.rig_joint_space(rig, budget, reach, bones, m_, RIG_TRACK)
     elseif rig.loop_count > 0 and hand_over then
         -- Loops, every goal within reach: joint space at once (see rig.c).
-        iter = joint.rig_joint_space(rig, budget, reach, bones, m_, false)
+        iter = joint.rig_joint_space(rig, budget, reach, bones, m_, RIG_SOLVE)
     else
         iter = passes(rig, budget, progress, hand_over)
         pose_all(rig)
         -- Measured again: posing within the limits may have moved what the passes placed.
         if iter < budget and rig_worst(rig) > s.tolerance then
             if m_ > 0 then
-                iter = iter + joint.rig_joint_space(rig, budget - iter, reach, bones, m_, false)
+                iter = iter + joint.rig_joint_space(rig, budget - iter, reach, bones, m_, RIG_SOLVE)
             elseif rig.limited ~= 0 and joint.rig_dls_in_range(rig, reach) then
                 iter = iter + joint.rig_tree_sweeps(rig, budget - iter, reach)
             end
         end
     end
     if iter < budget and rig_worst(rig) > s.tolerance then iter = iter + finish_limbs(rig, budget - iter) end
+    if near and iter < budget and jumped(rig) then iter = iter + calm_retry(rig, budget - iter, reach, bones, m_) end
     rig_read_loops(rig, false) -- where the last word left the held points
 
     out.iterations = iter

@@ -514,13 +514,14 @@ local DLS_NUDGE = 0.1
 
 -- Steps while the goals are missed and they gain, at most `iterations`; then every chain
 -- finished. m_: the rows (rig_dls_rows). Returns the steps tried.
-function M.rig_joint_space(rig, iterations, reach, bones, m_, tracking)
+function M.rig_joint_space(rig, iterations, reach, bones, m_, mode)
     local best, unit = INFINITY, reach / bones
     local lambda2 = 0.01 * unit * unit
     local steps, kicks, creeping, since = 0, 0, 0, 0
-    local kicks_allowed = tracking and 1 or DLS_KICKS
+    local tracking, calm = mode ~= tree.RIG_SOLVE, mode == tree.RIG_CALM
+    local kicks_allowed = calm and 0 or tracking and 1 or DLS_KICKS
     local limited = rig.limited ~= 0
-    rig.rest = tracking and limited
+    rig.rest = tracking and limited and not calm
     tree.rig_fk(rig)
     local cost, distance = dls_cost(rig)
     local halved = cost
@@ -551,7 +552,7 @@ function M.rig_joint_space(rig, iterations, reach, bones, m_, tracking)
         end
         -- Tracking: three steps that did not halve the error are a stall worth a nudge;
         -- otherwise, with limits, DLS_SLOW such steps a stall worth a kick (see rig_joint.c).
-        if stalled or (tracking and since >= 3 and (kicks < kicks_allowed or limited))
+        if stalled or (tracking and not calm and since >= 3 and (kicks < kicks_allowed or limited))
             or (not tracking and limited and since >= DLS_SLOW and kicks < kicks_allowed) then
             if (not limited and not tracking) or kicks == kicks_allowed then break end
             if cost < best then

@@ -21,6 +21,9 @@ M.DLS_ROWS = 48
 -- A limb's own passes (see rig_fabrik.lua's limb_forward).
 M.LIMB_PASSES = 4
 
+-- How rig_joint_space runs: a solve's stage, tracking's, or a tracked frame's calm retry.
+M.RIG_SOLVE, M.RIG_TRACK, M.RIG_CALM = 0, 1, 2
+
 -- Any joint as a 3D point (z = 0 in 2D): chain.lua's joint_v3.
 M.joint_at = require("ik.pure.chain").joint_v3
 
