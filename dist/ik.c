@@ -1136,8 +1136,7 @@ struct ik_rig {
     int dim;
     ik_rig_settings settings;
     ik_real omega; /* FABRIK's over-relaxation at sub-bases now (see merge) */
-    int rest;       /* the joint-space stage pushes bounded joints off their bounds, free 2D
-                       ones off straight and folded (tracking) */
+    int rest;       /* the joint-space stage pushes bounded joints off their bounds */
     rig_node *node; /* [count], in the order given */
     int *order;     /* [count]: node indices, parents before children */
     int *kid;       /* [count]: node indices, grouped by parent */
@@ -8828,40 +8827,10 @@ static int dls_delta(const ik_rig *rig, const rig_node *nd, int i, ik_vec3 axis[
 #define REST_MARGIN 0.3
 #define REST_PUSH 0.1
 
-/*
- * A free 2D joint of a chain with a goal, but its first, within SINGULAR_MARGIN of straight
- * (0) or folded (pi) is pushed away from it the same way, by up to SINGULAR_PUSH radians a
- * step, to the side it is on. There the bones beyond it cannot come nearer its joint or go
- * farther in a step (the steps' model is linear), so a goal that moves that way is followed
- * by a turn that grows as the square root of the move, and a limb that tracking had let
- * straighten or fold jumped when its goal turned back (bench/limits.lua, rigs without limits
- * tracking 20 animations of 600 frames, 2D humanoid and quadruped: an elbow through straight
- * 0.259 rad, a knee off it 0.356 rad in a frame). Over the same rows with the animations of
- * 7 seeds (IK_ANIM_SEED 555, 777, 4242, 31337: the margin and push chosen on them, and that
- * folded counts too; 2026, 8080, 99 not looked at before), the largest turn in a frame
- * 0.128 to 0.362 rad -> 0.095 to 0.196, frames over 0.2 rad 0 to 0.12% -> 0, at 2.1 to 2.2
- * iterations a frame instead of 2.0 (23% more time a frame). The root and chains without a
- * goal, bent only for others, are left as they are (pushed too, a quadruped's back made its
- * legs jump 0.37 rad). 3D joints are not pushed: 3D rigs without limits turned at most
- * 0.201 rad.
- */
-#define SINGULAR_MARGIN 0.5
-#define SINGULAR_PUSH 0.05
-
-static ik_real off_singular(const ik_chain *c, int i)
-{
-    ik_real angle = ik_turn_angle(c, i), size = fabs(angle), side;
-    side = angle > 0 ? 1 : angle < 0 ? -1 : c->settings.bend >= 0 ? 1 : -1;
-    if (size > IK_PI - SINGULAR_MARGIN) return -side * SINGULAR_PUSH * (size - (IK_PI - SINGULAR_MARGIN)) / SINGULAR_MARGIN;
-    if (size < SINGULAR_MARGIN) return side * SINGULAR_PUSH * (SINGULAR_MARGIN - size) / SINGULAR_MARGIN;
-    return 0;
-}
-
 static ik_real off_bounds(const ik_chain *c, int i)
 {
     const ik_limit *l = &c->limit[i];
     ik_real angle;
-    if (c->dim == 2 && !l->flags) return i > 0 && c->has_target ? off_singular(c, i) : 0;
     if (!ik_joint_has_bounds(c, i) || l->max - l->min < 4 * REST_MARGIN) return 0;
     angle = ik_joint_bound_angle(c, i);
     if (angle - l->min < REST_MARGIN) return REST_PUSH * (REST_MARGIN - (angle - l->min)) / REST_MARGIN;
@@ -9063,7 +9032,7 @@ int rig_joint_space(ik_rig *rig, int iterations, ik_real reach, int bones, int m
     ik_real distance, cost, best = INFINITY, unit = reach / bones, lambda2 = 0.01 * unit * unit, halved;
     int calm = tracking == RIG_CALM;
     int steps = 0, kicks = 0, kicks_allowed = calm ? 0 : tracking ? 1 : DLS_KICKS, creeping = 0, since = 0;
-    rig->rest = tracking && !calm;
+    rig->rest = tracking && rig->limited && !calm;
     rig_fk(rig);
     cost = dls_cost(rig, &distance);
     halved = cost;

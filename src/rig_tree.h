@@ -57,8 +57,7 @@ struct ik_rig {
     int dim;
     ik_rig_settings settings;
     ik_real omega; /* FABRIK's over-relaxation at sub-bases now (see merge) */
-    int rest;       /* the joint-space stage pushes bounded joints off their bounds, free 2D
-                       ones off straight and folded (tracking) */
+    int rest;       /* the joint-space stage pushes bounded joints off their bounds */
     rig_node *node; /* [count], in the order given */
     int *order;     /* [count]: node indices, parents before children */
     int *kid;       /* [count]: node indices, grouped by parent */

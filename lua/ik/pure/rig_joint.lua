@@ -18,7 +18,6 @@ local tree = require("ik.pure.rig_tree")
 
 local sqrt, abs, cos, sin = math.sqrt, math.abs, math.cos, math.sin
 local atan2 = math.atan2 or math.atan
-local PI = m.PI
 local v2_rotate, wrap_angle, clamp = m.v2_rotate, m.wrap_angle, m.clamp
 local v3_add, v3_sub, v3_scale, v3_dot = m.v3_add, m.v3_sub, m.v3_scale, m.v3_dot
 local v3_cross, v3_len = m.v3_cross, m.v3_len
@@ -299,26 +298,8 @@ end
 local REST_MARGIN = 0.3
 local REST_PUSH = 0.1
 
--- A free 2D joint of a chain with a goal, but its first, kept off straight and folded the
--- same way (see rig_joint.c).
-local SINGULAR_MARGIN = 0.5
-local SINGULAR_PUSH = 0.05
-
-local function off_singular(c, i)
-    local angle = turn_angle(c, i)
-    local size = abs(angle)
-    local side = angle > 0 and 1.0 or angle < 0 and -1.0 or c.settings.bend >= 0 and 1.0 or -1.0
-    if size > PI - SINGULAR_MARGIN then return -side * SINGULAR_PUSH * (size - (PI - SINGULAR_MARGIN)) / SINGULAR_MARGIN end
-    if size < SINGULAR_MARGIN then return side * SINGULAR_PUSH * (SINGULAR_MARGIN - size) / SINGULAR_MARGIN end
-    return 0.0
-end
-
 local function off_bounds(c, i)
     local l = c.limit[i]
-    if c.dim == 2 and l.flags == 0 then
-        if i > 0 and c.has_target then return off_singular(c, i) end
-        return 0.0
-    end
     if not has_bounds(c, i) or l.max - l.min < 4 * REST_MARGIN then return 0.0 end
     local angle = joint_bound_angle(c, i)
     if angle - l.min < REST_MARGIN then return REST_PUSH * (REST_MARGIN - (angle - l.min)) / REST_MARGIN end
@@ -540,7 +521,7 @@ function M.rig_joint_space(rig, iterations, reach, bones, m_, mode)
     local tracking, calm = mode ~= tree.RIG_SOLVE, mode == tree.RIG_CALM
     local kicks_allowed = calm and 0 or tracking and 1 or DLS_KICKS
     local limited = rig.limited ~= 0
-    rig.rest = tracking and not calm
+    rig.rest = tracking and limited and not calm
     tree.rig_fk(rig)
     local cost, distance = dls_cost(rig)
     local halved = cost
