@@ -814,6 +814,18 @@ static void keep_all(ik_rig *rig, int back, int which)
     if (back) rig_fk(rig);
 }
 
+/* Whether every goal is met: its position, and its orientation goal if it has one. */
+static int all_met(const ik_rig *rig)
+{
+    int k;
+    if (!(rig_worst(rig) <= rig->settings.tolerance)) return 0;
+    for (k = 0; k < rig->count; k++) {
+        const ik_chain *c = rig->node[k].chain;
+        if (c->has_target && c->has_orientation && !(ik_orientation_error(c) <= rig->settings.angle_tolerance)) return 0;
+    }
+    return 1;
+}
+
 /* The retry, with `iterations` left; returns the steps it took. */
 static int calm_retry(ik_rig *rig, int iterations, ik_real reach, int bones, int m)
 {
@@ -821,7 +833,7 @@ static int calm_retry(ik_rig *rig, int iterations, ik_real reach, int bones, int
     keep_all(rig, 0, 3);
     keep_all(rig, 1, 2);
     steps = rig_joint_space(rig, iterations, reach, bones, m, RIG_CALM);
-    if (!(rig_worst(rig) <= rig->settings.tolerance) || jumped(rig)) keep_all(rig, 1, 3);
+    if (!all_met(rig) || jumped(rig)) keep_all(rig, 1, 3);
     return steps;
 }
 

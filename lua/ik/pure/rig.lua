@@ -716,12 +716,24 @@ local function keep_all(rig, back, which)
     if back then rig_fk(rig) end
 end
 
+-- Whether every goal is met: its position, and its orientation goal if it has one.
+local function all_met(rig)
+    if not (rig_worst(rig) <= rig.settings.tolerance) then return false end
+    for k = 0, rig.count - 1 do
+        local c = rig.node[k].chain
+        if c.has_target and c.has_orientation and not (orientation_error(c) <= rig.settings.angle_tolerance) then
+            return false
+        end
+    end
+    return true
+end
+
 -- The retry, with `iterations` left; returns the steps it took.
 local function calm_retry(rig, iterations, reach, bones, m_)
     keep_all(rig, false, 3)
     keep_all(rig, true, 2)
     local steps = joint.rig_joint_space(rig, iterations, reach, bones, m_, RIG_CALM)
-    if not (rig_worst(rig) <= rig.settings.tolerance) or jumped(rig) then keep_all(rig, true, 3) end
+    if not all_met(rig) or jumped(rig) then keep_all(rig, true, 3) end
     return steps
 end
 
