@@ -483,11 +483,11 @@ static void dls_kick(ik_rig *rig, ik_real most)
  * kicks, at most kicks_allowed times, and the best pose is kept); then every chain
  * finished. m: the rows (dls_rows). The chains are settled. Returns the steps tried.
  */
-int rig_joint_space(ik_rig *rig, int iterations, ik_real reach, int bones, int m, int tracking)
+int rig_joint_space(ik_rig *rig, int iterations, ik_real reach, int bones, int m, int mode)
 {
     ik_progress progress;
     ik_real distance, cost, best = INFINITY, unit = reach / bones, lambda2 = 0.01 * unit * unit, halved;
-    int calm = tracking == RIG_CALM;
+    int tracking = mode != RIG_SOLVE, calm = mode == RIG_CALM;
     int steps = 0, kicks = 0, kicks_allowed = calm ? 0 : tracking ? 1 : DLS_KICKS, creeping = 0, since = 0;
     rig->rest = tracking && rig->limited && !calm;
     rig_fk(rig);

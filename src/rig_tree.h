@@ -170,7 +170,7 @@ int rig_dls_rows(ik_rig *rig, ik_real reach);
 /* How rig_joint_space runs: a solve's stage, tracking's, or a tracked frame's calm retry
    (steps alone: no push off the bounds, no nudge; see calm_retry in rig.c). */
 enum { RIG_SOLVE = 0, RIG_TRACK = 1, RIG_CALM = 2 };
-int rig_joint_space(ik_rig *rig, int iterations, ik_real reach, int bones, int m, int tracking);
+int rig_joint_space(ik_rig *rig, int iterations, ik_real reach, int bones, int m, int mode);
 int rig_tree_sweeps(ik_rig *rig, int iterations, ik_real reach);
 
 #endif

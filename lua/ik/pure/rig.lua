@@ -716,24 +716,32 @@ local function keep_all(rig, back, which)
     if back then rig_fk(rig) end
 end
 
--- Whether every goal is met: its position, and its orientation goal if it has one.
-local function all_met(rig)
-    if not (rig_worst(rig) <= rig.settings.tolerance) then return false end
+-- A solve's answer as it stands into out (distance, angle_error, reached; not iterations).
+local function measure(rig, out)
+    out.distance = 0.0
+    out.angle_error = 0.0
     for k = 0, rig.count - 1 do
         local c = rig.node[k].chain
-        if c.has_target and c.has_orientation and not (orientation_error(c) <= rig.settings.angle_tolerance) then
-            return false
+        if c.has_target then
+            local distance = tip_distance(c)
+            if distance > out.distance then out.distance = distance end
+            if c.has_orientation then
+                local e = orientation_error(c)
+                if e > out.angle_error then out.angle_error = e end
+            end
         end
     end
-    return true
+    out.reached = out.distance <= rig.settings.tolerance and out.angle_error <= rig.settings.angle_tolerance
 end
 
 -- The retry, with `iterations` left; returns the steps it took.
+local retry_result = { distance = 0.0, angle_error = 0.0, reached = false } -- (no garbage a frame)
 local function calm_retry(rig, iterations, reach, bones, m_)
     keep_all(rig, false, 3)
     keep_all(rig, true, 2)
     local steps = joint.rig_joint_space(rig, iterations, reach, bones, m_, RIG_CALM)
-    if not all_met(rig) or jumped(rig) then keep_all(rig, true, 3) end
+    measure(rig, retry_result)
+    if not retry_result.reached or jumped(rig) then keep_all(rig, true, 3) end
     return steps
 end
 
@@ -810,19 +818,7 @@ function M.rig_solve(rig, out)
     rig_read_loops(rig, false) -- where the last word left the held points
 
     out.iterations = iter
-    out.distance = 0.0
-    for o = 0, rig.count - 1 do
-        local c = node[o].chain
-        if c.has_target then
-            distance = tip_distance(c)
-            if distance > out.distance then out.distance = distance end
-            if c.has_orientation then
-                local e = orientation_error(c)
-                if e > out.angle_error then out.angle_error = e end
-            end
-        end
-    end
-    out.reached = out.distance <= s.tolerance and out.angle_error <= s.angle_tolerance
+    measure(rig, out)
     return OK
 end
 
