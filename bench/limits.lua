@@ -10,8 +10,9 @@
 -- joint's local rotation between two frames, next to the largest the animation itself
 -- makes; rigs: over 20 animations, with how many stay within 3 times the animation's
 -- own, the share of frames where a joint turned more than 0.2 rad, and the share where one
--- turned more than 3 times the most its animation turns one in a frame). A Park-Miller
--- generator makes the trials the same in every VM.
+-- turned more than 3 times the most its animation turns one in a frame); then the same
+-- rigs tracking a walk, the issue's workload, at 60 and 30 frames a stride cycle (rows
+-- "walk ..."). A Park-Miller generator makes the trials the same in every VM.
 package.path = "lua/?.lua;lua/?/init.lua;bench/?.lua;" .. package.path
 package.cpath = (os.getenv("IK_CPATH") or "build/lua5.4/?.so") .. ";" .. package.cpath
 local ik = require("ik")
@@ -127,6 +128,14 @@ local function largest_change(dim, n, a, b)
     end
     if d > worst then worst = d end
   end
+  return worst
+end
+
+-- The largest of largest_change over the chains of a rig, between poses a and b (a pose a
+-- chain).
+local function rig_largest_change(chains, dim, a, b)
+  local worst = 0
+  for k, c in ipairs(chains) do worst = math.max(worst, largest_change(dim, #c, a[k], b[k])) end
   return worst
 end
 
@@ -461,6 +470,26 @@ local function set_goals(chains, dim, goals)
   end
 end
 
+-- One frame of a rig tracking: the probe's tips (the probe posed) set as the goals of its
+-- chains, one rig:solve() timed, before[k] (chain k's pose a frame ago) moved on. Returns
+-- reached, iterations, seconds and the largest turn of a joint in the frame. IK_LOG_JUMPS
+-- prints a line for each chain that turned one more than 0.2 rad (where: what comes first).
+local function track_frame(rig, chains, probe, dim, before, where, frame)
+  set_goals(chains, dim, rig_goals(probe, dim, {}))
+  local t0 = clock()
+  local ok, _, its = rig:solve()
+  local seconds = clock() - t0
+  local frame_largest = 0
+  for k, c in ipairs(chains) do
+    local after = read_pose(c, {})
+    local change = largest_change(dim, #c, before[k], after)
+    if os.getenv("IK_LOG_JUMPS") and change > 0.2 then print("jump", where, frame, k, ok, its, change) end
+    frame_largest = math.max(frame_largest, change)
+    before[k] = after
+  end
+  return ok, its, seconds, frame_largest
+end
+
 local function rig_row(spec, dim, solver, limited, max_turn)
   local chains, limits = make_rig(spec, dim, limited)
   local rig = ik.rig(chains)
@@ -531,9 +560,7 @@ local function rig_row(spec, dim, solver, limited, max_turn)
       local last = wanted_poses(0)
       for f = 1, ANIMATION_FRAMES do
         local poses = wanted_poses(f)
-        for k, c in ipairs(chains) do
-          largest_wanted = math.max(largest_wanted, largest_change(dim, #c, last[k], poses[k]))
-        end
+        largest_wanted = math.max(largest_wanted, rig_largest_change(chains, dim, last, poses))
         last = poses
       end
     end
@@ -544,20 +571,9 @@ local function rig_row(spec, dim, solver, limited, max_turn)
     local largest = 0
     for f = 1, ANIMATION_FRAMES do
       wanted_poses(f) -- the probe posed: its tips are the goals
-      set_goals(chains, dim, rig_goals(probe, dim, {}))
-      local t0 = clock()
-      local ok, _, its = rig:solve()
-      seconds = seconds + clock() - t0
-      iterations = iterations + its
+      local ok, its, s, frame_largest = track_frame(rig, chains, probe, dim, before, animation, f)
+      seconds, iterations = seconds + s, iterations + its
       if ok then met = met + 1 end
-      local frame_largest = 0
-      for k, c in ipairs(chains) do
-        local after = read_pose(c, {})
-        local change = largest_change(dim, #c, before[k], after)
-        if os.getenv("IK_LOG_JUMPS") and change > 0.2 then print("jump", animation, f, k, ok, its, change) end
-        frame_largest = math.max(frame_largest, change)
-        before[k] = after
-      end
       if frame_largest > 0.2 then jumps = jumps + 1 end
       if frame_largest > 3 * largest_wanted then over = over + 1 end
       largest = math.max(largest, frame_largest)
@@ -598,6 +614,146 @@ for _, spec in ipairs({humanoid, quadruped}) do
       if wanted_row(name) then
         local t = rig_row(spec, dim, solver, true, 0.2).tracking
         print(string.format("%-34s %-22s %.3f (%.3f)  %2d/%d", name, cell(t), t.worst, t.wanted, t.within, ANIMATIONS))
+      end
+    end
+  end
+end
+
+-- ---- a walk: the issue's tracking workload ----
+-- The humanoid and the quadruped walking in place (the root's base still, as a rig keeps
+-- it), every joint along a gait's curve well within its limits: the thighs swinging, the
+-- knees nearly straight at one end of the stride and bent in the swing, the ankles and
+-- wrists following, the arms against the legs (the quadruped's legs one after the other,
+-- a quarter of a cycle apart), the spine or back and the neck swaying a little; in 3D the
+-- same bends about z with a little sideways swing and twist. WALKS walks a row, each with
+-- every joint's amplitude scaled by 0.7 to 1.3 and its phase moved by up to 0.3 rad (drawn),
+-- of WALK_FRAMES frames at CYCLE frames a stride cycle (60: a stride a second at 60 Hz; 30:
+-- the same walk at 30 Hz). The limbs' tips of the walking body are the goals of the same
+-- body, which starts in the walk's first pose and tracks it at 10 iterations a frame, as the
+-- animations above. Made apart from the solvers' tuning (2026-11-29, after it).
+local WALKS, WALK_FRAMES = 10, math.max(1, math.floor(trials * 0.3))
+
+-- A joint's curve: {mean, amplitude, phase, harmonic} in the 2D bend (about z), plus in 3D
+-- the sideways swing and the twist as {amplitude, phase} (harmonic 1). sign: the side the
+-- limb's middle joint bends to (its limit), which the limb's bends follow.
+local function bend(mean, amp, phase, harmonic) return {mean, amp, phase, harmonic or 1} end
+local function limb(sign, phase, hip, knee_mean, knee_amp, ankle, side, twist)
+  return {phase = phase, bones = {
+    {b = bend(0, -sign * hip, 0), side = {side, 0}, twist = {twist, 0}},
+    {b = bend(sign * knee_mean, -sign * knee_amp, -0.3)},
+    {b = bend(0, sign * ankle, -1.0), side = {0.5 * side, 0.5}},
+  }}
+end
+local function sway(n, amp, side, twist)
+  local t = {phase = 0, bones = {}}
+  for i = 1, n do t.bones[i] = {b = bend(0, amp, 0.5 * i, 2), side = {side, 0.3 * i}, twist = {twist, 0.2 * i}} end
+  return t
+end
+-- The humanoid: spine, neck, right arm, left arm, right leg, left leg (make_rig's order).
+local humanoid_walk = {
+  sway(3, 0.05, 0.04, 0.1), sway(2, 0.1, 0.05, 0.1),
+  limb(1, pi, 0.35, 0.4, 0.25, 0.1, 0.15, 0.2), limb(-1, 0, 0.35, 0.4, 0.25, 0.1, 0.15, 0.2),
+  limb(-1, 0, 0.45, 0.75, 0.55, 0.2, 0.08, 0.1), limb(1, pi, 0.45, 0.75, 0.55, 0.2, 0.08, 0.1),
+}
+-- The quadruped: back, two front legs (knees 0..2.4), two hind legs, neck; the legs in a
+-- walk's order (hind, fore on the same side, the other hind, the other fore).
+local quadruped_walk = {
+  sway(2, 0.04, 0.03, 0.05),
+  limb(1, pi / 2, 0.35, 0.6, 0.4, 0.15, 0.06, 0.08), limb(1, 3 * pi / 2, 0.35, 0.6, 0.4, 0.15, 0.06, 0.08),
+  limb(-1, 0, 0.35, 0.6, 0.4, 0.15, 0.06, 0.08), limb(-1, pi, 0.35, 0.6, 0.4, 0.15, 0.06, 0.08),
+  sway(2, 0.12, 0.08, 0.1),
+}
+
+-- The pose of chain k of a walk at angle a of its cycle (jitter: each joint's scale and
+-- phase shift), into out (flat: angles, or quaternions: a swing about an axis across the
+-- bone, then a twist, as pose_at makes them), and whether it is within limits (a table as
+-- make_rig's) by a margin of 1e-9: a check of this bench, so every goal is reachable.
+local function walk_pose(walk, k, dim, a, jitter, limits, out)
+  local w, inside = walk[k], true
+  for i, bone in ipairs(w.bones) do
+    local j, b, l = jitter[k][i], bone.b, limits[i]
+    local angle = b[1] + j[1] * b[2] * sin(b[4] * (a + w.phase) + b[3] + j[2])
+    if dim == 2 then
+      out[i] = angle
+      inside = inside and angle >= l.min + 1e-9 and angle <= l.max - 1e-9
+    else
+      local side = bone.side and j[1] * bone.side[1] * sin(a + w.phase + bone.side[2] + j[2]) or 0
+      local twist = bone.twist and j[1] * bone.twist[1] * sin(a + w.phase + bone.twist[2] + j[2]) or 0
+      local swing = sqrt(angle * angle + side * side)
+      local sw, sx, sy, sz = 1, 0, 0, 0
+      if swing > 0 then sw, sx, sy, sz = axis_angle(0, side, angle, swing) end
+      local qw, qx, qy, qz = multiply(sw, sx, sy, sz, axis_angle(1, 0, 0, twist))
+      out[4 * i - 3], out[4 * i - 2], out[4 * i - 1], out[4 * i] = qw, qx, qy, qz
+      if l.hinge then -- the hinges (about z) take the bend alone
+        inside = inside and side == 0 and twist == 0 and angle >= l.min + 1e-9 and angle <= l.max - 1e-9
+      else
+        inside = inside and swing <= l.cone - 1e-9 and twist >= l.twist[1] + 1e-9 and twist <= l.twist[2] - 1e-9
+      end
+    end
+  end
+  return out, inside
+end
+
+local function walk_row(spec, walk, dim, solver, limited, cycle)
+  local chains = make_rig(spec, dim, limited)
+  local probe, limits = make_rig(spec, dim, false)
+  local rig = ik.rig(chains)
+  rig:configure({solver = solver, iterations = 10, tolerance = 1e-3})
+  local met, total, seconds, iterations, worst, worst_wanted, jumps, outside = 0, 0, 0, 0, 0, 0, 0, 0
+  seed = 8128
+  for walk_index = 1, WALKS do
+    local jitter = {}
+    for k, c in ipairs(chains) do
+      jitter[k] = {}
+      for i = 1, #c do jitter[k][i] = {uniform(0.7, 1.3), uniform(-0.3, 0.3)} end
+    end
+    local function play(f)
+      local poses = {}
+      for k, c in ipairs(probe) do
+        local inside
+        poses[k], inside = walk_pose(walk, k, dim, 2 * pi * f / cycle, jitter, limits[k], {})
+        if not inside then outside = outside + 1 end
+        set_pose(c, poses[k])
+      end
+      return poses
+    end
+    local last = play(0)
+    for k, c in ipairs(chains) do set_pose(c, last[k]) end
+    local before = {}
+    for k, c in ipairs(chains) do before[k] = read_pose(c, {}) end
+    for f = 1, WALK_FRAMES do
+      local poses = play(f)
+      worst_wanted = math.max(worst_wanted, rig_largest_change(probe, dim, last, poses))
+      last = poses
+      local ok, its, s, frame_largest = track_frame(rig, chains, probe, dim, before, walk_index, f)
+      seconds, iterations = seconds + s, iterations + its
+      if ok then met = met + 1 end
+      if frame_largest > 0.2 then jumps = jumps + 1 end
+      worst = math.max(worst, frame_largest)
+    end
+    total = total + WALK_FRAMES
+  end
+  assert(outside == 0, "the walk leaves the limits it is tracked with")
+  return {rate = 100 * met / total, its = iterations / total, ns = ns(seconds, total), worst = worst,
+    wanted = worst_wanted, jumps = 100 * jumps / total}
+end
+
+print("")
+print(string.format("Rigs walking: %d walks of %d frames a row, 10 it a frame (frames with every goal met,", WALKS, WALK_FRAMES))
+print("mean iterations, ns a frame; the largest change of a joint between two frames, the walk's own;")
+print("the frames where a joint turned more than 0.2 rad)")
+print(string.format("%-34s %-22s %-22s %s", "row", "60 frames a cycle", "30 frames a cycle", "largest change (walk), over 0.2: 60 | 30"))
+for _, body in ipairs({{humanoid, humanoid_walk}, {quadruped, quadruped_walk}}) do
+  for _, dim in ipairs({2, 3}) do
+    for _, limited in ipairs({true, false}) do
+      for _, solver in ipairs({"fabrik", "relax"}) do
+        local name = string.format("walk %s %dD %-6s %s", body[1].name, dim, solver, limited and "limits" or "free")
+        if wanted_row(name) then
+          local a = walk_row(body[1], body[2], dim, solver, limited, 60)
+          local b = walk_row(body[1], body[2], dim, solver, limited, 30)
+          print(string.format("%-34s %-22s %-22s %.3f (%.3f) %.2f%% | %.3f (%.3f) %.2f%%", name, cell(a), cell(b),
+            a.worst, a.wanted, a.jumps, b.worst, b.wanted, b.jumps))
+        end
       end
     end
   end

@@ -237,19 +237,73 @@ describe("a limited 2D humanoid tracking", function()
         { 1.6263870414099961, 2.2420748011986995 }, { -1.9154377073870907, 1.0740506269290151 },
         { 2.3418550439550909, 0.7402205575680787 },
     }
-    for _, solver in ipairs({ "fabrik", "relax" }) do
-        it("(" .. solver .. ") meets a frame's goals without the jump the first answer made: no joint turns more than 0.2 rad", function()
-            local chains = {}
-            for k, b in ipairs(body) do
-                local c = ik.chain2d(b[1])
-                if k == 1 then c:set_base(0, 0, b[4]) else c:attach(chains[b[2]], b[3], b[4]) end
+    -- The body's chains (limited: with its limits) posed at poses, and a rig of them.
+    local function build(poses, limited, solver)
+        local chains = {}
+        for k, b in ipairs(body) do
+            local c = ik.chain2d(b[1])
+            if k == 1 then c:set_base(0, 0, b[4]) else c:attach(chains[b[2]], b[3], b[4]) end
+            if limited then
                 for i, l in ipairs(b[5]) do c:set_limit(i, l[1], l[2]) end
-                c:set_angles(pose[k])
-                chains[k] = c
             end
+            c:set_angles(poses[k])
+            chains[k] = c
+        end
+        local rig = ik.rig(chains)
+        rig:configure({ solver = solver, iterations = 10, tolerance = 1e-3 })
+        return rig, chains
+    end
+    -- A walk in place (bench/limits.lua's rows "walk ...", without their draws): each joint
+    -- {mean, amplitude, phase, harmonic} along mean + amplitude sin(harmonic a + phase), a the
+    -- angle of the stride cycle; knees 0.2 rad from straight at the most, every joint within
+    -- its limits.
+    local pi = math.pi
+    local walk = {
+        { { 0, 0.05, 0.5, 2 }, { 0, 0.05, 1, 2 }, { 0, 0.05, 1.5, 2 } },
+        { { 0, 0.1, 0.5, 2 }, { 0, 0.1, 1, 2 } },
+        { { 0, -0.35, pi, 1 }, { 0.4, -0.25, pi - 0.3, 1 }, { 0, 0.1, pi - 1, 1 } },
+        { { 0, 0.35, 0, 1 }, { -0.4, 0.25, -0.3, 1 }, { 0, -0.1, -1, 1 } },
+        { { 0, 0.45, 0, 1 }, { -0.75, 0.55, -0.3, 1 }, { 0, -0.2, -1, 1 } },
+        { { 0, -0.45, pi, 1 }, { 0.75, -0.55, pi - 0.3, 1 }, { 0, 0.2, pi - 1, 1 } },
+    }
+    local function walk_pose(a)
+        local poses = {}
+        for k, joints in ipairs(walk) do
+            poses[k] = {}
+            for i, j in ipairs(joints) do poses[k][i] = j[1] + j[2] * math.sin(j[4] * a + j[3]) end
+        end
+        return poses
+    end
+
+    for _, solver in ipairs({ "fabrik", "relax" }) do
+        it("(" .. solver .. ") follows a walk at 30 frames a stride, 10 iterations a frame: every goal met in every frame, no joint turning more than 0.01 rad beyond the most the walk turns one", function()
+            local rig, chains = build(walk_pose(0), true, solver)
+            local puppet = select(2, build(walk_pose(0), false, solver))
+            local last, before, most, wanted = walk_pose(0), walk_pose(0), 0, 0
+            for f = 1, 60 do
+                local poses = walk_pose(2 * pi * f / 30)
+                for k, c in ipairs(puppet) do
+                    for i, l in ipairs(body[k][5]) do assert(poses[k][i] >= l[1] and poses[k][i] <= l[2]) end
+                    c:set_angles(poses[k])
+                    wanted = math.max(wanted, h.largest_turn(last[k], poses[k], 2))
+                end
+                last = poses
+                for k = 2, #chains do chains[k]:set_target(puppet[k]:effector()) end
+                local reached, distance = rig:solve()
+                assert.is_true(reached, "frame " .. f .. " missed by " .. distance)
+                for k, c in ipairs(chains) do
+                    local now = c:angles()
+                    most = math.max(most, h.largest_turn(before[k], now, 2))
+                    before[k] = now
+                end
+            end
+            assert.is_true(wanted > 0.1, "the walk turns a joint at most " .. wanted .. " rad a frame")
+            assert.is_true(most <= wanted + 0.01, "a joint turned " .. most .. " rad in a frame, the walk " .. wanted)
+        end)
+
+        it("(" .. solver .. ") meets a frame's goals without the jump the first answer made: no joint turns more than 0.2 rad", function()
+            local rig, chains = build(pose, true, solver)
             for k = 2, #chains do chains[k]:set_target(goals[k - 1][1], goals[k - 1][2]) end
-            local rig = ik.rig(chains)
-            rig:configure({ solver = solver, iterations = 10, tolerance = 1e-3 })
             local reached, distance, iterations = rig:solve()
             assert.is_true(reached, "missed by " .. distance)
             assert.is_true(iterations <= 10, iterations .. " iterations")
