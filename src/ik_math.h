@@ -297,7 +297,15 @@ static inline ik_quat ik_q_from_to(ik_vec3 a, ik_vec3 b)
     axis = ik_v3_tame(axis);
     axis = ik_v3_sub(axis, ik_v3_scale(a, ik_v3_dot(a, axis)));
     s = ik_v3_len(axis);
-    if (!(s > 0)) {
+    /*
+     * And when nothing of the cross product stands across a, what is left still lies along
+     * it: a is unit only to an ulp or two, so each pass keeps (1 - a.a) of that part (a
+     * fuzzed 3D chain whose bone FABRIK turned end for end, its direction off unit by 2 ulps
+     * and b its opposite to the last bits, kept a world rotation turned about the bone's own
+     * direction, pointing against its joints). b is then opposite a to rounding: a half
+     * turn about any axis across a, as for a cross product of nothing.
+     */
+    if (!(s > 0) || !(fabs(ik_v3_dot(a, axis)) <= 1e-3 * s)) {
         axis = ik_v3_any_perpendicular(a);
         return ik_q(0, axis.x, axis.y, axis.z);
     }
