@@ -80,14 +80,17 @@ local function backward2(joint, length, dir, lo, hi)
         local wx, wy, len = nx - joint[k], ny - joint[k + 1], length[i]
         local d = wx * wx + wy * wy
         local q = len / d
-        if d > tiny and d < huge and q >= small and q <= huge then
-            local s = sqrt(d)
-            nx, ny = nx - wx * q * s, ny - wy * q * s
-        else
+        if not (d > tiny and d < huge and q >= small and q <= huge) then
             local sx, sy = fab_step2(wx, wy, len, dir, k)
-            nx, ny = nx - sx, ny - sy
+            nx = nx - sx
+            ny = ny - sy
+        else
+            local s = sqrt(d)
+            nx = nx - wx * q * s
+            ny = ny - wy * q * s
         end
-        joint[k], joint[k + 1] = nx, ny
+        joint[k] = nx
+        joint[k + 1] = ny
     end
 end
 
@@ -100,14 +103,17 @@ local function forward2(joint, length, dir, lo, hi)
         local wx, wy, len = joint[k] - fx, joint[k + 1] - fy, length[i]
         local d = wx * wx + wy * wy
         local q = len / d
-        if d > tiny and d < huge and q >= small and q <= huge then
-            local s = sqrt(d)
-            fx, fy = fx + wx * q * s, fy + wy * q * s
-        else
+        if not (d > tiny and d < huge and q >= small and q <= huge) then
             local sx, sy = fab_step2(wx, wy, len, dir, 2 * i)
-            fx, fy = fx + sx, fy + sy
+            fx = fx + sx
+            fy = fy + sy
+        else
+            local s = sqrt(d)
+            fx = fx + wx * q * s
+            fy = fy + wy * q * s
         end
-        joint[k], joint[k + 1] = fx, fy
+        joint[k] = fx
+        joint[k + 1] = fy
     end
 end
 
@@ -296,10 +302,12 @@ local function fab_finish(f)
     local m_, next = f.m, FAB_GO_ON
     local tx, ty, tz = f.target_x, f.target_y, f.target_z
     repeat
+        local distance
         if c.limited ~= 0 then
             fabrik_backward(c, 0, m_, tx, ty, tz)
             fabrik_put_base(c)
             fabrik_forward(c, 0, m_)
+            distance = joint_distance(c, m_, tx, ty, tz)
         elseif c.dim == 2 then -- the passes themselves: a short chain feels every call
             local p = c.joint
             c.pose_behind = true
@@ -307,6 +315,7 @@ local function fab_finish(f)
             backward2(p, c.length, c.dir, 0, m_)
             p[0], p[1] = c.base_x, c.base_y
             forward2(p, c.length, c.dir, 0, m_)
+            distance = v2_len(tx - p[2 * m_], ty - p[2 * m_ + 1]) -- joint_distance's 2D way
         else
             local p = c.joint
             c.pose_behind = true
@@ -314,8 +323,9 @@ local function fab_finish(f)
             backward3(p, c.length, c.dir, 0, m_)
             p[0], p[1], p[2] = c.base_x, c.base_y, c.base_z
             forward3(p, c.length, c.dir, 0, m_)
+            distance = joint_distance(c, m_, tx, ty, tz)
         end
-        next = fab_next(f, joint_distance(c, m_, tx, ty, tz))
+        next = fab_next(f, distance)
         if next == FAB_KICK then next = fab_kick(f) end
     until next == FAB_DONE
 end

@@ -434,8 +434,11 @@ local function free_step2(c, m_, first, rows, lambda2)
     for j = first, m_ - 1 do -- the columns (-r.y, r.x), r the lever in reaches
         local k = 2 * j
         local rx, ry = (tx - p[k]) * unit, (ty - p[k + 1]) * unit
-        levers[k], levers[k + 1] = rx, ry
-        a, b, d = a + ry * ry, b - ry * rx, d + rx * rx
+        levers[k] = rx
+        levers[k + 1] = ry
+        a = a + ry * ry
+        b = b - ry * rx
+        d = d + rx * rx
     end
     local det = a * d - b * b
     if not (det > 0 and det - det == 0) then return false end -- isfinite (no call: speed)
@@ -467,25 +470,38 @@ local function free_step2(c, m_, first, rows, lambda2)
         px, py = dir[2 * first - 2], dir[2 * first - 1]
     end
     local jx, jy = joint[2 * first], joint[2 * first + 1]
+    -- (Constants in registers and one assignment a statement: under PUC Lua a constant
+    -- operand on the left costs a load, a multiple assignment a move.)
+    local one, three, unknown = 1.0, 3.0, ANGLE_UNKNOWN
     for j = first, m_ - 1 do
         local k = 2 * j
         local h = levers[k] * scale / 2
-        local f = 1 / (1 + h * h)
+        local hh = h * h
+        local f = one / (1 + hh)
         -- v2_renorm(v2_rotate(turn, r)) inlined (speed: no calls in the loop)
-        local ax, ay, qx, qy = turn[k], turn[k + 1], (1 - h * h) * f, 2 * h * f
-        work[k], work[k + 1] = ax, ay
+        local ax, ay = turn[k], turn[k + 1]
+        local qx, qy = (one - hh) * f, 2 * h * f
+        work[k] = ax
+        work[k + 1] = ay
         local x, y = qx * ax - qy * ay, qy * ax + qx * ay
-        local s = (3 - (x * x + y * y)) / 2
-        ax, ay = x * s, y * s
-        turn[k], turn[k + 1] = ax, ay
-        angle[j] = ANGLE_UNKNOWN
+        local s = (three - (x * x + y * y)) / 2
+        ax = x * s
+        ay = y * s
+        turn[k] = ax
+        turn[k + 1] = ay
+        angle[j] = unknown
         local step = length[j] * cscale
-        x, y = px * ax - py * ay, py * ax + px * ay -- v2_rotate(turn, parent)
-        s = (3 - (x * x + y * y)) / 2 -- v2_renorm
-        px, py = x * s, y * s
-        dir[k], dir[k + 1] = px, py
-        jx, jy = jx + px * step, jy + py * step
-        joint[k + 2], joint[k + 3] = jx, jy
+        x = px * ax - py * ay -- v2_rotate(turn, parent)
+        y = py * ax + px * ay
+        s = (three - (x * x + y * y)) / 2 -- v2_renorm
+        px = x * s
+        py = y * s
+        dir[k] = px
+        dir[k + 1] = py
+        jx = jx + px * step
+        jy = jy + py * step
+        joint[k + 2] = jx
+        joint[k + 3] = jy
     end
     if m_ < c.n then
         c.stale_from = m_

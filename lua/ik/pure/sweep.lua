@@ -47,20 +47,28 @@ local function sweep2d(c, gx, gy, m_, g, first)
     local fk_joint, fk_dir = p, dir
     if c.pose_behind then fk_joint, fk_dir = behind_joint, behind_dir end
     local tx, ty = p[2 * m_], p[2 * m_ + 1]
-    -- The bounds in registers (speed: PUC Lua loads a float constant before each comparison).
-    local tiny, huge = 1e-300, 1e300
+    -- The bounds and constants in registers (speed: PUC Lua loads a float constant before
+    -- each comparison, and a constant operand on the left before the operation; for the
+    -- same reason one assignment a statement where a multiple one would move a value).
+    local tiny, huge, three, unknown = 1e-300, 1e300, 3.0, ANGLE_UNKNOWN
     for j = first, m_ - 1 do
         local qx, qy = p[k], p[k + 1] -- joint j where the sweep began
-        fk_joint[k], fk_joint[k + 1] = fx, fy
+        fk_joint[k] = fx
+        fk_joint[k + 1] = fy
         local px, py = rx * qx - ry * qy + bx, ry * qx + rx * qy + by -- R pj + b
         local ax, ay = tx - px, ty - py -- to the tip
         local ux, uy = gx - px, gy - py -- to the target
-        local sx, sy, vx, vy = ax, ay, ux, uy
-        local d = ax * ax + ay * ay
-        if not (d < huge and d > tiny) then sx, sy = v2_tame(ax, ay) end
-        d = ux * ux + uy * uy
-        if not (d < huge and d > tiny) then vx, vy = v2_tame(ux, uy) end
-        local cross, dot = sx * vy - sy * vx, sx * vx + sy * vy
+        local da, du = ax * ax + ay * ay, ux * ux + uy * uy
+        local cross, dot
+        if not (da < huge and da > tiny and du < huge and du > tiny) then
+            local sx, sy, vx, vy = ax, ay, ux, uy
+            if not (da < huge and da > tiny) then sx, sy = v2_tame(ax, ay) end
+            if not (du < huge and du > tiny) then vx, vy = v2_tame(ux, uy) end
+            cross, dot = sx * vy - sy * vx, sx * vx + sy * vy
+        else -- both tame already
+            cross = ax * uy - ay * ux
+            dot = ax * ux + ay * uy
+        end
         local delta = g * atan2(cross, dot) -- v2_angle_between
         if cross == 0 and dot < 0 then
             delta = g * PI * (j == first and -c.settings.bend or c.settings.bend) -- see the C's top
@@ -81,26 +89,32 @@ local function sweep2d(c, gx, gy, m_, g, first)
                 -- Turn by complex multiplication, kept unit to first order (no sqrt).
                 local ox, oy = turn[k], turn[k + 1]
                 local x, y = cx * ox - cy * oy, cy * ox + cx * oy
-                local r = (3 - (x * x + y * y)) / 2
-                turn[k], turn[k + 1] = x * r, y * r
-                angles[j] = ANGLE_UNKNOWN
+                local r = (three - (x * x + y * y)) / 2
+                turn[k] = x * r
+                turn[k + 1] = y * r
+                angles[j] = unknown
             end
             -- Compose the turn about pj after the map: x -> r (R x + b - pj) + pj.
             rx, ry = cx * rx - cy * ry, cy * rx + cx * ry
             local ex, ey = bx - px, by - py
-            bx, by = cx * ex - cy * ey + px, cy * ex + cx * ey + py
-            tx, ty = cx * ax - cy * ay + px, cy * ax + cx * ay + py
+            bx = cx * ex - cy * ey + px
+            by = cy * ex + cx * ey + py
+            tx = cx * ax - cy * ay + px
+            ty = cy * ax + cx * ay + py
         end
         -- Bone j's world data and the joint after it, as chain_fk would make them after
         -- the sweep (the bones before j are final): its arithmetic. Joint j + 1 is stored
         -- at the next round, once the map has read where it was.
         local ox, oy = turn[k], turn[k + 1]
         local x, y = wx * ox - wy * oy, wy * ox + wx * oy
-        local r = (3 - (x * x + y * y)) / 2
-        wx, wy = x * r, y * r
-        fk_dir[k], fk_dir[k + 1] = wx, wy
+        local r = (three - (x * x + y * y)) / 2
+        wx = x * r
+        wy = y * r
+        fk_dir[k] = wx
+        fk_dir[k + 1] = wy
         local step = length[j] * scale
-        fx, fy = fx + wx * step, fy + wy * step
+        fx = fx + wx * step
+        fy = fy + wy * step
         k = k + 2
     end
     fk_joint[k], fk_joint[k + 1] = fx, fy
