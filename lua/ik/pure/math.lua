@@ -280,9 +280,10 @@ local function q_from_to(ax, ay, az, bx, by, bz)
     cx, cy, cz = cx - ax * k, cy - ay * k, cz - az * k
     local s = v3_len(cx, cy, cz)
     -- Nothing across a left (a is unit only to an ulp, so each pass keeps 1 - a.a of what
-    -- lies along it): b is opposite a to rounding, a half turn about any axis across a.
+    -- lies along it): b is opposite a to rounding, a half turn about any axis across a (to
+    -- 1e-12: an axis tilted by e lands 2e off; see the C).
     k = v3_dot(ax, ay, az, cx, cy, cz)
-    if not (s > 0) or not (abs(k) <= 1e-3 * s) then
+    if not (s > 0) or not (abs(k) <= 1e-12 * s) then
         local px, py, pz = v3_any_perpendicular(ax, ay, az)
         return 0.0, px, py, pz
     end
