@@ -284,10 +284,42 @@ static int dls_delta(const ik_rig *rig, const rig_node *nd, int i, ik_vec3 axis[
 #define REST_MARGIN 0.3
 #define REST_PUSH 0.1
 
+/*
+ * A free 2D joint of a chain with a goal, but its first, within SINGULAR_MARGIN of straight
+ * (0) or folded (pi) is pushed away from it the same way, by up to SINGULAR_PUSH radians a
+ * step, to the side it is on. There the bones beyond it cannot come nearer its joint or go
+ * farther in a step (the steps' model is linear), so tracking, which takes the smallest
+ * turns that meet the goals, lets such a joint drift there over a few strides, and the goal
+ * that then turns back is followed by a fold that grows as the square root of its move
+ * (bench/limits.lua's walk, quadruped 2D without limits: knees straightened from 0.6 to 0.08
+ * rad, then an ankle folded 0.24 to 0.29 rad in a frame; its 20 animations: an elbow through
+ * straight 0.259 rad, a knee off it 0.356). The root and chains without a goal, bent only for
+ * others, are left as they are (pushed too, a quadruped's back made its legs jump 0.37 rad);
+ * 3D joints are not pushed (3D rigs without limits turn at most 0.2 rad in the same rows).
+ * The push is taken out of the goals' rows with a damping of SINGULAR_DAMPING (squared, in
+ * mean bone lengths), not the step's: with the step's damping it moved the goals by up to
+ * a tenth of itself, and the frame took another step to put them back (0.9 more a frame on
+ * bench/rigs.lua's spider). Margin and push chosen on the 20 animations of 4 seeds
+ * (IK_ANIM_SEED 555, 777, 4242, 31337) in commit cf9958a; see docs/performance.md.
+ */
+#define SINGULAR_MARGIN 0.5
+#define SINGULAR_PUSH 0.05
+#define SINGULAR_DAMPING 1e-6
+
+static ik_real off_singular(const ik_chain *c, int i)
+{
+    ik_real angle = ik_turn_angle(c, i), size = fabs(angle), side;
+    side = angle > 0 ? 1 : angle < 0 ? -1 : c->settings.bend >= 0 ? 1 : -1;
+    if (size > IK_PI - SINGULAR_MARGIN) return -side * SINGULAR_PUSH * (size - (IK_PI - SINGULAR_MARGIN)) / SINGULAR_MARGIN;
+    if (size < SINGULAR_MARGIN) return side * SINGULAR_PUSH * (SINGULAR_MARGIN - size) / SINGULAR_MARGIN;
+    return 0;
+}
+
 static ik_real off_bounds(const ik_chain *c, int i)
 {
     const ik_limit *l = &c->limit[i];
     ik_real angle;
+    if (c->dim == 2 && !l->flags) return i > 0 && c->has_target ? off_singular(c, i) : 0;
     if (!ik_joint_has_bounds(c, i) || l->max - l->min < 4 * REST_MARGIN) return 0;
     angle = ik_joint_bound_angle(c, i);
     if (angle - l->min < REST_MARGIN) return REST_PUSH * (REST_MARGIN - (angle - l->min)) / REST_MARGIN;
@@ -295,14 +327,22 @@ static ik_real off_bounds(const ik_chain *c, int i)
     return 0;
 }
 
-/* The normal equations of the bones not pinned, solved into rig->y. 0: no solution. */
+/* Whether bone i of c is pushed off straight and folded (off_singular), not off bounds. */
+static int singular_push(const ik_chain *c, int i) { return c->dim == 2 && !c->limit[i].flags; }
+
+/*
+ * The normal equations of the bones not pinned, solved into rig->y. 0: no solution. The
+ * pushes z (off_bounds) come out of the goals' rows: the bounds' from the error, solved
+ * with the step's damping, e - J z; the free joints' (off_singular) alone, J z, with
+ * SINGULAR_DAMPING, taken off y.
+ */
 static int dls_solve(ik_rig *rig, int m, ik_real lambda2)
 {
     dls_column col;
     ik_vec3 axis[3];
-    int k, i, a, b, o;
+    int k, i, a, b, o, pushed = 0;
     for (k = 0; k < m * m; k++) rig->normal[k] = 0;
-    for (k = 0; k < m; k++) rig->normal[k * m + k] = lambda2;
+    for (k = 0; k < m; k++) rig->normal[k * m + k] = lambda2, rig->push[k] = 0;
     for (k = 0; k < rig->count; k++) {
         const rig_node *nd = &rig->node[k];
         if (nd->row >= 0) {
@@ -330,11 +370,23 @@ static int dls_solve(ik_rig *rig, int m, ik_real lambda2)
                 if (z == 0) continue;
                 ik_joint_axes(nd->chain, i, nd->mode[i], axis);
                 dls_column_of(rig, nd, i, axis[0], &col);
-                for (a = 0; a < col.count; a++) rig->error[col.row[a]] -= col.value[a] * z;
+                if (singular_push(nd->chain, i)) {
+                    for (a = 0; a < col.count; a++) rig->push[col.row[a]] += col.value[a] * z;
+                    pushed = 1;
+                } else {
+                    for (a = 0; a < col.count; a++) rig->error[col.row[a]] -= col.value[a] * z;
+                }
             }
         }
     }
+    rig->pushing = 0;
+    if (pushed) { /* (a push that cannot be solved for is left out of the step) */
+        for (k = 0; k < m * m; k++) rig->push_normal[k] = rig->normal[k];
+        for (k = 0; k < m; k++) rig->push_normal[k * m + k] = rig->normal[k * m + k] - lambda2 + rig->push_lambda2;
+        rig->pushing = ik_solve_spd(rig->push_normal, m, m, rig->push, rig->push_y);
+    }
     if (!ik_solve_spd(rig->normal, m, m, rig->error, rig->y)) return 0;
+    if (rig->pushing) for (k = 0; k < m; k++) rig->y[k] -= rig->push_y[k];
     for (k = 0; k < m; k++)
         if (!isfinite(rig->y[k])) return 0; /* out of the range the model holds in */
     return 1;
@@ -399,7 +451,7 @@ static int dls_step(ik_rig *rig, int m, ik_real lambda2)
             if (nd->mode[i] < 0) continue;
             axes = dls_delta(rig, nd, i, axis, delta);
             t = dls_turn(nd, i, axis, axes, delta);
-            if (rig->rest) t.x += off_bounds(c, i);
+            if (rig->rest && (rig->pushing || !singular_push(c, i))) t.x += off_bounds(c, i);
             size = c->dim == 2 || (c->limit[i].flags & IK_LIMIT_HINGE) ? fabs(t.x) : ik_v3_len(t);
             if (!(size > 0 && isfinite(size))) continue;
             if (size > DLS_MAX_TURN) t = ik_v3_scale(t, DLS_MAX_TURN / size);
@@ -489,7 +541,8 @@ int rig_joint_space(ik_rig *rig, int iterations, ik_real reach, int bones, int m
     ik_real distance, cost, best = INFINITY, unit = reach / bones, lambda2 = 0.01 * unit * unit, halved;
     int tracking = mode != RIG_SOLVE, calm = mode == RIG_CALM;
     int steps = 0, kicks = 0, kicks_allowed = calm ? 0 : tracking ? 1 : DLS_KICKS, creeping = 0, since = 0;
-    rig->rest = tracking && rig->limited && !calm;
+    rig->rest = tracking && !calm;
+    rig->push_lambda2 = SINGULAR_DAMPING * unit * unit;
     rig_fk(rig);
     cost = dls_cost(rig, &distance);
     halved = cost;

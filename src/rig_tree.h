@@ -57,7 +57,8 @@ struct ik_rig {
     int dim;
     ik_rig_settings settings;
     ik_real omega; /* FABRIK's over-relaxation at sub-bases now (see merge) */
-    int rest;       /* the joint-space stage pushes bounded joints off their bounds */
+    int rest;       /* the joint-space stage pushes bounded joints off their bounds, free 2D
+                       ones off straight and folded (tracking) */
     rig_node *node; /* [count], in the order given */
     int *order;     /* [count]: node indices, parents before children */
     int *kid;       /* [count]: node indices, grouped by parent */
@@ -71,6 +72,9 @@ struct ik_rig {
     int loop_count;
     /* The joint-space stage's normal equations (see dls_step), rows up to DLS_ROWS. */
     ik_real normal[DLS_ROWS * DLS_ROWS], error[DLS_ROWS], y[DLS_ROWS];
+    /* The free joints' push off straight and folded in the goals' rows, solved apart. */
+    ik_real push_normal[DLS_ROWS * DLS_ROWS], push[DLS_ROWS], push_y[DLS_ROWS], push_lambda2;
+    int pushing; /* the last solve took that push */
 };
 
 /* The nodes with a goal at places from..to-1 of rig->dfs, in O(their number). */

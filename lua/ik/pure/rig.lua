@@ -177,6 +177,8 @@ function M.rig_init(chains, count)
         goal_at = zeros(count + 1), goal_count = 0, limited = 0, loops = zeros(count), loop_count = 0,
         index = {}, normal = zeros_real(tree.DLS_ROWS * tree.DLS_ROWS), error = zeros_real(tree.DLS_ROWS),
         y = zeros_real(tree.DLS_ROWS), progress = {}, progress_stage = {},
+        push_normal = zeros_real(tree.DLS_ROWS * tree.DLS_ROWS), push = zeros_real(tree.DLS_ROWS),
+        push_y = zeros_real(tree.DLS_ROWS), push_lambda2 = 0.0, pushing = false,
         made_on = setmetatable({}, WEAK_VALUES),
     }
     for k = 0, count - 1 do rig.node[k] = new_node(chains[k]) end

@@ -18,6 +18,7 @@ local tree = require("ik.pure.rig_tree")
 
 local sqrt, abs, cos, sin = math.sqrt, math.abs, math.cos, math.sin
 local atan2 = math.atan2 or math.atan
+local PI = m.PI
 local v2_rotate, wrap_angle, clamp = m.v2_rotate, m.wrap_angle, m.clamp
 local v3_add, v3_sub, v3_scale, v3_dot = m.v3_add, m.v3_sub, m.v3_scale, m.v3_dot
 local v3_cross, v3_len = m.v3_cross, m.v3_len
@@ -298,8 +299,30 @@ end
 local REST_MARGIN = 0.3
 local REST_PUSH = 0.1
 
+-- A free 2D joint of a chain with a goal, but its first, kept off straight and folded the
+-- same way, its push taken out of the goals' rows with a damping of its own (see rig_joint.c).
+local SINGULAR_MARGIN = 0.5
+local SINGULAR_PUSH = 0.05
+local SINGULAR_DAMPING = 1e-6
+
+local function off_singular(c, i)
+    local angle = turn_angle(c, i)
+    local size = abs(angle)
+    local side = angle > 0 and 1.0 or angle < 0 and -1.0 or c.settings.bend >= 0 and 1.0 or -1.0
+    if size > PI - SINGULAR_MARGIN then return -side * SINGULAR_PUSH * (size - (PI - SINGULAR_MARGIN)) / SINGULAR_MARGIN end
+    if size < SINGULAR_MARGIN then return side * SINGULAR_PUSH * (SINGULAR_MARGIN - size) / SINGULAR_MARGIN end
+    return 0.0
+end
+
+-- Whether bone i of c is pushed off straight and folded (off_singular), not off bounds.
+local function singular_push(c, i) return c.dim == 2 and c.limit[i].flags == 0 end
+
 local function off_bounds(c, i)
     local l = c.limit[i]
+    if c.dim == 2 and l.flags == 0 then
+        if i > 0 and c.has_target then return off_singular(c, i) end
+        return 0.0
+    end
     if not has_bounds(c, i) or l.max - l.min < 4 * REST_MARGIN then return 0.0 end
     local angle = joint_bound_angle(c, i)
     if angle - l.min < REST_MARGIN then return REST_PUSH * (REST_MARGIN - (angle - l.min)) / REST_MARGIN end
@@ -311,9 +334,13 @@ local function isfinite(v) return v - v == 0 end
 
 -- The normal equations of the bones not pinned, solved into rig.y. false: no solution.
 local function dls_solve(rig, m_, lambda2)
-    local normal, error = rig.normal, rig.error
+    local normal, error, push = rig.normal, rig.error, rig.push
+    local pushed = false
     for k = 0, m_ * m_ - 1 do normal[k] = 0.0 end
-    for k = 0, m_ - 1 do normal[k * m_ + k] = lambda2 end
+    for k = 0, m_ - 1 do
+        normal[k * m_ + k] = lambda2
+        push[k] = 0.0
+    end
     for k = 0, rig.count - 1 do
         local nd = rig.node[k]
         if nd.row >= 0 then
@@ -353,14 +380,32 @@ local function dls_solve(rig, m_, lambda2)
                 if z ~= 0 then
                     joint_axes(nd.chain, i, nd.mode[i], axis)
                     dls_column_of(rig, nd, i, axis[0], axis[1], axis[2])
-                    for a = 0, col.count - 1 do
-                        error[col.row[a]] = error[col.row[a]] - col.value[a] * z
+                    if singular_push(nd.chain, i) then
+                        for a = 0, col.count - 1 do
+                            push[col.row[a]] = push[col.row[a]] + col.value[a] * z
+                        end
+                        pushed = true
+                    else
+                        for a = 0, col.count - 1 do
+                            error[col.row[a]] = error[col.row[a]] - col.value[a] * z
+                        end
                     end
                 end
             end
         end
     end
+    rig.pushing = false
+    if pushed then -- (a push that cannot be solved for is left out of the step)
+        local push_normal, push_y = rig.push_normal, rig.push_y
+        for k = 0, m_ * m_ - 1 do push_normal[k] = normal[k] end
+        for k = 0, m_ - 1 do push_normal[k * m_ + k] = normal[k * m_ + k] - lambda2 + rig.push_lambda2 end
+        rig.pushing = solve_spd(push_normal, m_, m_, push, push_y)
+    end
     if not solve_spd(normal, m_, m_, error, rig.y) then return false end
+    if rig.pushing then
+        local y, push_y = rig.y, rig.push_y
+        for k = 0, m_ - 1 do y[k] = y[k] - push_y[k] end
+    end
     for k = 0, m_ - 1 do
         if not isfinite(rig.y[k]) then return false end -- out of the range the model holds in
     end
@@ -425,7 +470,7 @@ local function dls_step(rig, m_, lambda2)
             if nd.mode[i] >= 0 then
                 local axes = dls_delta(rig, nd, i)
                 local tx, ty, tz = dls_turn(nd, i, axes)
-                if rig.rest then tx = tx + off_bounds(c, i) end
+                if rig.rest and (rig.pushing or not singular_push(c, i)) then tx = tx + off_bounds(c, i) end
                 local size
                 if c.dim == 2 or has(c.limit[i].flags, HINGE) then size = abs(tx) else size = v3_len(tx, ty, tz) end
                 if size > 0 and isfinite(size) then
@@ -521,7 +566,8 @@ function M.rig_joint_space(rig, iterations, reach, bones, m_, mode)
     local tracking, calm = mode ~= tree.RIG_SOLVE, mode == tree.RIG_CALM
     local kicks_allowed = calm and 0 or tracking and 1 or DLS_KICKS
     local limited = rig.limited ~= 0
-    rig.rest = tracking and limited and not calm
+    rig.rest = tracking and not calm
+    rig.push_lambda2 = SINGULAR_DAMPING * unit * unit
     tree.rig_fk(rig)
     local cost, distance = dls_cost(rig)
     local halved = cost
