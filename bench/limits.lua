@@ -490,6 +490,20 @@ local function track_frame(rig, chains, probe, dim, before, where, frame)
   return ok, its, seconds, frame_largest
 end
 
+-- Whether some limb's goal lies outside the ring its bones reach from where the limb hangs
+-- now (bench/rigs.lua's test, on goals as rig_goals makes them): the body must move.
+local limbs_alone_fail
+do
+  local rigs = require("rigs")
+  function limbs_alone_fail(chains, goals)
+    local flat = {}
+    for k = 2, #chains do
+      for _, v in ipairs(goals[k]) do flat[#flat + 1] = v end
+    end
+    return rigs.limbs_alone_fail(chains, #goals[2], flat)
+  end
+end
+
 local function rig_row(spec, dim, solver, limited, max_turn)
   local chains, limits = make_rig(spec, dim, limited)
   local rig = ik.rig(chains)
@@ -499,25 +513,32 @@ local function rig_row(spec, dim, solver, limited, max_turn)
   for _, start in ipairs(max_turn and {} or {"straight", "random"}) do
     seed = 31337
     rig:configure({solver = solver, iterations = 100, tolerance = 1e-3})
-    local reached, iterations, seconds = 0, 0, 0
+    local reached, iterations, seconds, moved, moved_reached = 0, 0, 0, 0, 0
     for _ = 1, trials do
       local us = {}
       for k, c in ipairs(chains) do us[k] = random_u(#c, {}) end
       rig_pose(chains, limits, dim, us)
-      set_goals(chains, dim, rig_goals(chains, dim, {}))
+      local goals = rig_goals(chains, dim, {})
+      set_goals(chains, dim, goals)
       if start == "straight" then
         for _, c in ipairs(chains) do straight(c) end
       else
         for k, c in ipairs(chains) do us[k] = random_u(#c, {}) end
         rig_pose(chains, limits, dim, us)
       end
+      local body_must_move = limbs_alone_fail(chains, goals)
       local t0 = clock()
       local ok, _, its = rig:solve()
       seconds = seconds + clock() - t0
       if ok then reached = reached + 1 end
       iterations = iterations + its
+      if body_must_move then
+        moved = moved + 1
+        if ok then moved_reached = moved_reached + 1 end
+      end
     end
-    out[start] = {rate = 100 * reached / trials, its = iterations / trials, ns = ns(seconds, trials)}
+    out[start] = {rate = 100 * reached / trials, its = iterations / trials, ns = ns(seconds, trials),
+      moved = moved, moved_rate = moved > 0 and 100 * moved_reached / moved or 0}
   end
   -- tracking: every joint's parameters along smooth closed curves, 10 iterations a frame,
   -- ANIMATIONS animations of ANIMATION_FRAMES frames (one animation's figures depend on
@@ -592,14 +613,28 @@ print_header("Rigs: goals at every limb's tip from random poses of the whole bod
 print(string.format("(tracking: %d animations of %d frames; after the largest change, the animations whose largest", ANIMATIONS, ANIMATION_FRAMES))
 print("change is within 3 times the animation's own, the frames where a joint turned more than 0.2 rad,")
 print("and those where one turned more than 3 times the most its animation turns one in a frame)")
+local body_moves = {}
 for _, spec in ipairs({humanoid, quadruped}) do
   for _, dim in ipairs({2, 3}) do
     for _, limited in ipairs({true, false}) do
       for _, solver in ipairs({"fabrik", "relax"}) do
         local name = string.format("%s %dD %-6s %s", spec.name, dim, solver, limited and "limits" or "free")
-        if wanted_row(name) then print_chain_row(name, rig_row(spec, dim, solver, limited)) end
+        if wanted_row(name) then
+          local r = rig_row(spec, dim, solver, limited)
+          print_chain_row(name, r)
+          body_moves[#body_moves + 1] = {name, r.straight, r.random}
+        end
       end
     end
+  end
+end
+if #body_moves > 0 then
+  print("")
+  print("The same trials where the body must move: some limb's goal outside the ring its bones reach")
+  print("from where the limb hangs at the start (trials, rate)")
+  print(string.format("%-34s %-22s %s", "row", "from straight", "from random"))
+  for _, b in ipairs(body_moves) do
+    print(string.format("%-34s %5d %5.1f%%           %5d %5.1f%%", b[1], b[2].moved, b[2].moved_rate, b[3].moved, b[3].moved_rate))
   end
 end
 
