@@ -8907,8 +8907,13 @@ static int singular_push(const ik_chain *c, int i) { return c->dim == 2 && !c->l
  * The normal equations of the bones not pinned, solved into rig->y. 0: no solution. The
  * pushes z (off_bounds) come out of the goals' rows: the bounds' from the error, solved
  * with the step's damping, e - J z; the free joints' (off_singular) alone, J z, with
- * SINGULAR_DAMPING, taken off y.
+ * SINGULAR_DAMPING, taken off y. Not while the step's damping is above PUSH_MOST_DAMPING
+ * times that (steps refused again and again): the push's diagonal, the step's less its
+ * damping, would keep the sums only to a rounding of the damping, which is then near
+ * SINGULAR_DAMPING itself.
  */
+#define PUSH_MOST_DAMPING 1e12
+
 static int dls_solve(ik_rig *rig, int m, ik_real lambda2)
 {
     dls_column col;
@@ -8935,7 +8940,7 @@ static int dls_solve(ik_rig *rig, int m, ik_real lambda2)
             }
         }
     }
-    if (rig->rest) { /* the push off the bounds, in the null space of the goals' rows */
+    if (rig->rest) { /* the pushes, in the null space of the goals' rows */
         for (k = 0; k < rig->count; k++) {
             const rig_node *nd = &rig->node[k];
             for (i = 0; i < turns(nd); i++) {
@@ -8944,6 +8949,7 @@ static int dls_solve(ik_rig *rig, int m, ik_real lambda2)
                 ik_joint_axes(nd->chain, i, nd->mode[i], axis);
                 dls_column_of(rig, nd, i, axis[0], &col);
                 if (singular_push(nd->chain, i)) {
+                    if (!(lambda2 <= PUSH_MOST_DAMPING * rig->push_lambda2)) continue;
                     for (a = 0; a < col.count; a++) rig->push[col.row[a]] += col.value[a] * z;
                     pushed = 1;
                 } else {
@@ -8953,7 +8959,7 @@ static int dls_solve(ik_rig *rig, int m, ik_real lambda2)
         }
     }
     rig->pushing = 0;
-    if (pushed) { /* (a push that cannot be solved for is left out of the step) */
+    if (pushed) { /* (a push that cannot be solved for is left out of the step: dls_step) */
         for (k = 0; k < m * m; k++) rig->push_normal[k] = rig->normal[k];
         for (k = 0; k < m; k++) rig->push_normal[k * m + k] = rig->normal[k * m + k] - lambda2 + rig->push_lambda2;
         rig->pushing = ik_solve_spd(rig->push_normal, m, m, rig->push, rig->push_y);

@@ -331,7 +331,7 @@ end)
 -- rows "walk ..." (each leg's knee in phase with its hip, a smaller hip swing). The steps
 -- take the smallest turns that meet the goals, and the hind legs drifted along the way the
 -- foot leaves free (knees straightening, ankles bending back) until a joint turned 0.236
--- rad in a frame where the walk turns one 0.08 at most; a free 2D joint is now kept off
+-- rad in a frame where the walk turns one 0.063 at most; a free 2D joint is now kept off
 -- straight and folded (off_singular in src/rig_joint.c): 0.108.
 describe("a free 2D quadruped tracking", function()
     local pi = math.pi

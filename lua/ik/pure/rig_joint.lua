@@ -332,7 +332,12 @@ end
 
 local function isfinite(v) return v - v == 0 end
 
--- The normal equations of the bones not pinned, solved into rig.y. false: no solution.
+-- The normal equations of the bones not pinned, solved into rig.y. false: no solution. The
+-- pushes come out of the goals' rows: the bounds' from the error, the free joints' alone
+-- with SINGULAR_DAMPING, while the step's damping is at most PUSH_MOST_DAMPING times that
+-- (see rig_joint.c).
+local PUSH_MOST_DAMPING = 1e12
+
 local function dls_solve(rig, m_, lambda2)
     local normal, error, push = rig.normal, rig.error, rig.push
     local pushed = false
@@ -372,7 +377,7 @@ local function dls_solve(rig, m_, lambda2)
             end
         end
     end
-    if rig.rest then -- the push off the bounds, in the null space of the goals' rows
+    if rig.rest then -- the pushes, in the null space of the goals' rows
         for k = 0, rig.count - 1 do
             local nd = rig.node[k]
             for i = 0, turns(nd) - 1 do
@@ -381,10 +386,12 @@ local function dls_solve(rig, m_, lambda2)
                     joint_axes(nd.chain, i, nd.mode[i], axis)
                     dls_column_of(rig, nd, i, axis[0], axis[1], axis[2])
                     if singular_push(nd.chain, i) then
-                        for a = 0, col.count - 1 do
-                            push[col.row[a]] = push[col.row[a]] + col.value[a] * z
+                        if lambda2 <= PUSH_MOST_DAMPING * rig.push_lambda2 then
+                            for a = 0, col.count - 1 do
+                                push[col.row[a]] = push[col.row[a]] + col.value[a] * z
+                            end
+                            pushed = true
                         end
-                        pushed = true
                     else
                         for a = 0, col.count - 1 do
                             error[col.row[a]] = error[col.row[a]] - col.value[a] * z
