@@ -8945,11 +8945,11 @@ static int dls_solve(ik_rig *rig, int m, ik_real lambda2)
             const rig_node *nd = &rig->node[k];
             for (i = 0; i < turns(nd); i++) {
                 ik_real z = nd->mode[i] < 0 ? 0 : off_bounds(nd->chain, i);
-                if (z == 0) continue;
+                int singular = singular_push(nd->chain, i);
+                if (z == 0 || (singular && !(lambda2 <= PUSH_MOST_DAMPING * rig->push_lambda2))) continue;
                 ik_joint_axes(nd->chain, i, nd->mode[i], axis);
                 dls_column_of(rig, nd, i, axis[0], &col);
-                if (singular_push(nd->chain, i)) {
-                    if (!(lambda2 <= PUSH_MOST_DAMPING * rig->push_lambda2)) continue;
+                if (singular) {
                     for (a = 0; a < col.count; a++) rig->push[col.row[a]] += col.value[a] * z;
                     pushed = 1;
                 } else {

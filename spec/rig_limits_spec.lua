@@ -5,6 +5,17 @@
 local ik = require("ik")
 local h = require("spec.helpers")
 
+-- A walk's poses at angle a of its stride cycle: walk[k][i] = {mean, amplitude, phase,
+-- harmonic} of chain k's joint i, along mean + amplitude sin(harmonic a + phase).
+local function walk_poses(walk, a)
+    local poses = {}
+    for k, joints in ipairs(walk) do
+        poses[k] = {}
+        for i, j in ipairs(joints) do poses[k][i] = j[1] + j[2] * math.sin(j[4] * a + j[3]) end
+    end
+    return poses
+end
+
 -- A rig tracking a walk: each frame of `frames` at `cycle` frames a stride, the puppet posed
 -- by walk_pose(a) (check(poses), if given, first), its limbs' tips set as the goals of the
 -- rig's chains; every frame's goals must be met. Returns the largest turn of a joint of the
@@ -292,14 +303,7 @@ describe("a limited 2D humanoid tracking", function()
         { { 0, 0.45, 0, 1 }, { -0.75, 0.55, -0.3, 1 }, { 0, -0.2, -1, 1 } },
         { { 0, -0.45, pi, 1 }, { 0.75, -0.55, pi - 0.3, 1 }, { 0, 0.2, pi - 1, 1 } },
     }
-    local function walk_pose(a)
-        local poses = {}
-        for k, joints in ipairs(walk) do
-            poses[k] = {}
-            for i, j in ipairs(joints) do poses[k][i] = j[1] + j[2] * math.sin(j[4] * a + j[3]) end
-        end
-        return poses
-    end
+    local function walk_pose(a) return walk_poses(walk, a) end
 
     for _, solver in ipairs({ "fabrik", "relax" }) do
         it("(" .. solver .. ") follows a walk at 30 frames a stride, 10 iterations a frame: every goal met in every frame, no joint turning more than 0.01 rad beyond the most the walk turns one", function()
@@ -351,14 +355,7 @@ describe("a free 2D quadruped tracking", function()
         leg(1, pi / 2), leg(1, 3 * pi / 2), leg(-1, 0), leg(-1, pi),
         { { 0, 0.12, 0.5, 2 }, { 0, 0.12, 1, 2 } },
     }
-    local function walk_pose(a)
-        local poses = {}
-        for k, joints in ipairs(walk) do
-            poses[k] = {}
-            for i, j in ipairs(joints) do poses[k][i] = j[1] + j[2] * math.sin(j[4] * a + j[3]) end
-        end
-        return poses
-    end
+    local function walk_pose(a) return walk_poses(walk, a) end
     local function build(poses, solver)
         local chains = {}
         for k, b in ipairs(body) do

@@ -382,16 +382,15 @@ local function dls_solve(rig, m_, lambda2)
             local nd = rig.node[k]
             for i = 0, turns(nd) - 1 do
                 local z = nd.mode[i] < 0 and 0.0 or off_bounds(nd.chain, i)
-                if z ~= 0 then
+                local singular = singular_push(nd.chain, i)
+                if z ~= 0 and (not singular or lambda2 <= PUSH_MOST_DAMPING * rig.push_lambda2) then
                     joint_axes(nd.chain, i, nd.mode[i], axis)
                     dls_column_of(rig, nd, i, axis[0], axis[1], axis[2])
-                    if singular_push(nd.chain, i) then
-                        if lambda2 <= PUSH_MOST_DAMPING * rig.push_lambda2 then
-                            for a = 0, col.count - 1 do
-                                push[col.row[a]] = push[col.row[a]] + col.value[a] * z
-                            end
-                            pushed = true
+                    if singular then
+                        for a = 0, col.count - 1 do
+                            push[col.row[a]] = push[col.row[a]] + col.value[a] * z
                         end
+                        pushed = true
                     else
                         for a = 0, col.count - 1 do
                             error[col.row[a]] = error[col.row[a]] - col.value[a] * z
